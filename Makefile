@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: GPL-2.0
+# events-lite: top-level entry points. See README.md.
+#
+#   make run     build the fast kernel and tools, boot, run the pmc-stat demo
+#   make check   the whole test suite on the debug kernel; ends with
+#                "N passed, M failed"
+
+SHELL := /bin/bash
+BUILD := build
+SCRIPTS := scripts
+
+.PHONY: all run check deps series src kernel-fast kernel-debug tools-fast \
+	tools-debug clean distclean
+
+all: run
+
+deps:
+	@$(SCRIPTS)/install-deps
+	@$(SCRIPTS)/base-tree
+
+# Regenerate the mailable series after changing the sources.
+series: deps
+	@$(SCRIPTS)/mkseries
+
+# The patched tree, from patches/ (what is mailed is what is built).
+src: deps
+	@$(SCRIPTS)/mkseries --apply
+
+kernel-fast kernel-debug: kernel-%: src
+	@$(SCRIPTS)/build-kernel $*
+
+tools-fast tools-debug: tools-%: kernel-%
+	@$(SCRIPTS)/build-tools $*
+
+run: tools-fast
+	@PMC_KERNEL=fast $(SCRIPTS)/vm-run --add $(BUILD)/tools-fast/pmc-stat \
+		--add $(SCRIPTS)/guest/demo -- demo
+
+check: deps
+	@$(SCRIPTS)/mkseries --check
+	@$(SCRIPTS)/checkpatch-series
+	@$(MAKE) -s tools-debug
+	@$(SCRIPTS)/run-tests debug
+
+clean:
+	rm -rf $(BUILD)/kbuild-* $(BUILD)/tools-* $(BUILD)/vm
+
+distclean:
+	rm -rf $(BUILD)

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * events-lite: pmc_open(2) performance counters.
+ *
+ * One file descriptor per 64-bit virtual counter. See
+ * Documentation/userspace-api/pmc.rst for the full contract.
+ */
+#ifndef _UAPI_LINUX_PMC_H
+#define _UAPI_LINUX_PMC_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+/*
+ * pmc_attr.config: bit 63 marks a raw (machine-specific) event, bits
+ * 62..56 hold the type and bits 55..0 the event id.
+ */
+#define PMC_CONFIG_RAW		(1ULL << 63)
+#define PMC_CONFIG_TYPE_SHIFT	56
+#define PMC_CONFIG_TYPE_MASK	(0x7fULL << PMC_CONFIG_TYPE_SHIFT)
+#define PMC_CONFIG_ID_MASK	((1ULL << PMC_CONFIG_TYPE_SHIFT) - 1)
+#define PMC_CONFIG(type, id)	((((__u64)(type)) << PMC_CONFIG_TYPE_SHIFT) | \
+				 ((__u64)(id) & PMC_CONFIG_ID_MASK))
+#define PMC_CONFIG_TYPE(config)	(((config) & PMC_CONFIG_TYPE_MASK) >> \
+				 PMC_CONFIG_TYPE_SHIFT)
+#define PMC_CONFIG_ID(config)	((config) & PMC_CONFIG_ID_MASK)
+
+enum pmc_type {
+	PMC_TYPE_HARDWARE	= 0,
+	PMC_TYPE_SOFTWARE	= 1,
+	PMC_TYPE_TRACEPOINT	= 2,
+};
+
+enum pmc_hw_id {
+	PMC_HW_CPU_CYCLES		= 0,
+	PMC_HW_INSTRUCTIONS		= 1,
+	PMC_HW_CACHE_REFERENCES		= 2,
+	PMC_HW_CACHE_MISSES		= 3,
+	PMC_HW_BRANCH_INSTRUCTIONS	= 4,
+	PMC_HW_BRANCH_MISSES		= 5,
+	PMC_HW_BUS_CYCLES		= 6,
+	PMC_HW_MAX,
+};
+
+enum pmc_sw_id {
+	PMC_SW_CPU_CLOCK	= 0,
+	PMC_SW_TASK_CLOCK	= 1,
+	PMC_SW_PAGE_FAULTS	= 2,
+	PMC_SW_CONTEXT_SWITCHES	= 3,
+	PMC_SW_CPU_MIGRATIONS	= 4,
+	PMC_SW_PAGE_FAULTS_MIN	= 5,
+	PMC_SW_PAGE_FAULTS_MAJ	= 6,
+	PMC_SW_MAX,
+};
+
+/* pmc_attr.record_type: what a sample record carries. */
+#define PMC_RECORD_IP		(1U << 0)
+#define PMC_RECORD_TID		(1U << 1)
+#define PMC_RECORD_TIME		(1U << 2)
+#define PMC_RECORD_ADDR		(1U << 3)
+#define PMC_RECORD_GROUP	(1U << 4)
+#define PMC_RECORD_CALLCHAIN	(1U << 5)
+#define PMC_RECORD_ALL		((1U << 6) - 1)
+
+/* pmc_attr.read_format: what read() returns after the value. */
+#define PMC_FORMAT_TOTAL_TIME_ENABLED	(1U << 0)
+#define PMC_FORMAT_TOTAL_TIME_RUNNING	(1U << 1)
+#define PMC_FORMAT_GROUP		(1U << 2)
+#define PMC_FORMAT_ALL			((1U << 3) - 1)
+
+struct pmc_attr {
+	__u64 config;		/* raw bit | type | event id */
+	__u64 irq_period;	/* 0: counting; >0: sample every N events */
+	__u32 record_type;	/* PMC_RECORD_* bits for samples */
+	__u32 read_format;	/* PMC_FORMAT_* bits for read() */
+	__u64 disabled       : 1, /* start disabled */
+	      inherit        : 1, /* children created after open count too */
+	      pinned         : 1, /* group must always be on the PMU */
+	      exclusive      : 1, /* group alone on the PMU while on */
+	      exclude_user   : 1,
+	      exclude_kernel : 1,
+	      exclude_hv     : 1,
+	      exclude_idle   : 1,
+	      mmap           : 1, /* PMC_EVENT_MMAP/MUNMAP records... */
+	      munmap         : 1, /* ...for PROT_EXEC mappings */
+	      comm           : 1, /* PMC_EVENT_COMM records */
+	      __reserved_1   : 53;
+	__u32 extra_config_len;	/* must be 0 for now */
+	__u32 wakeup_events;	/* wake poll() every N samples; 0: per page */
+	__u64 __reserved_2;
+	__u64 __reserved_3;
+};
+
+/* pmc_open() flags */
+#define PMC_FLAG_FD_CLOEXEC	(1UL << 0)
+
+/* ioctl()s on a counter fd; 0xB9 is registered in ioctl-number.rst. */
+#define PMC_IOC_MAGIC		0xB9
+#define PMC_IOC_ENABLE		_IO(PMC_IOC_MAGIC, 0)
+#define PMC_IOC_DISABLE		_IO(PMC_IOC_MAGIC, 1)
+#define PMC_IOC_RESET		_IO(PMC_IOC_MAGIC, 2)
+#define PMC_IOC_REFRESH		_IO(PMC_IOC_MAGIC, 3)
+
+/* prctl() options, also in <linux/prctl.h>; the definitions are identical. */
+#define PR_TASK_PMC_ENABLE	74
+#define PR_TASK_PMC_DISABLE	75
+
+/* Page 0 of a counter's mmap()ed ring buffer. */
+struct pmc_mmap_page {
+	__u32 version;		/* 1 */
+	__u32 compat_version;	/* 1 */
+	__u32 lock;		/* seqlock for the fields below */
+	__u32 index;		/* hw counter + 1 for rdpmc, 0: use read() */
+	__s64 offset;		/* add to the hw counter value */
+	__u64 time_enabled;
+	__u64 time_running;
+	__u64 __reserved[123];	/* pad so data_head sits at byte 1024 */
+	__u64 data_head;	/* bytes written, monotonic */
+	__u64 data_tail;	/* bytes consumed, written by user */
+};
+
+#define PMC_EVENT_MISC_KERNEL	(1 << 0)
+#define PMC_EVENT_MISC_USER	(1 << 1)
+#define PMC_EVENT_MISC_OVERFLOW	(1 << 2)
+
+struct pmc_event_header {
+	__u32 type;
+	__u16 misc;
+	__u16 size;
+};
+
+/*
+ * Non-sample record types. A sample has PMC_EVENT_MISC_OVERFLOW in misc
+ * and type == pmc_attr.record_type.
+ *
+ * PMC_EVENT_MMAP, PMC_EVENT_MUNMAP:
+ *	{ header; u32 pid, tid; u64 addr, len, pgoff; char filename[]; }
+ * PMC_EVENT_COMM:
+ *	{ header; u32 pid, tid; char comm[]; }
+ * PMC_EVENT_LOST:
+ *	{ header; u64 id; u64 lost; }
+ */
+enum pmc_event_type {
+	PMC_EVENT_MMAP		= 1,
+	PMC_EVENT_MUNMAP	= 2,
+	PMC_EVENT_COMM		= 3,
+	PMC_EVENT_LOST		= 4,
+};
+
+#endif /* _UAPI_LINUX_PMC_H */

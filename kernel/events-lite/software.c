@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * events-lite software counters.
+ *
+ * Clocks count nanoseconds of local_clock() while the counter is active.
+ * Event counters (page faults, context switches, migrations) sit on a
+ * per-CPU list per event id while active; the hooks walk this CPU's list
+ * under RCU and add to each counter found.
+ *
+ * The lists are changed only by add()/del() on their own CPU, with the
+ * context lock held and IRQs off; they are walked from process context
+ * with preemption off (page faults) and from the scheduler (IRQs off).
+ * A walker interrupted by an IPI that deletes an entry is safe because
+ * counters are freed after an RCU grace period.
+ */
+#include <linux/percpu.h>
+#include <linux/ptrace.h>
+#include <linux/rculist.h>
+#include <linux/sched/clock.h>
+
+#include "internal.h"
+
+static DEFINE_PER_CPU(struct hlist_head [PMC_SW_MAX], pmc_sw_lists);
+
+static bool pmc_sw_is_clock(struct pmc_counter *counter)
+{
+	u64 id = PMC_CONFIG_ID(counter->attr.config);
+
+	return id == PMC_SW_CPU_CLOCK || id == PMC_SW_TASK_CLOCK;
+}
+
+static int pmc_sw_init(struct pmc_counter *counter)
+{
+	if (PMC_CONFIG_ID(counter->attr.config) >= PMC_SW_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+static int pmc_sw_add(struct pmc_counter *counter)
+{
+	u64 id = PMC_CONFIG_ID(counter->attr.config);
+
+	if (pmc_sw_is_clock(counter))
+		counter->clock_start = local_clock();
+	else
+		hlist_add_head_rcu(&counter->sw_node,
+				   this_cpu_ptr(&pmc_sw_lists[id]));
+	return 0;
+}
+
+static void pmc_sw_read(struct pmc_counter *counter)
+{
+	u64 now, start;
+
+	if (!pmc_sw_is_clock(counter))
+		return;
+	now = local_clock();
+	start = counter->clock_start;
+	counter->clock_start = now;
+	if (now > start)
+		local64_add(now - start, &counter->count);
+}
+
+static void pmc_sw_del(struct pmc_counter *counter)
+{
+	if (pmc_sw_is_clock(counter))
+		pmc_sw_read(counter);
+	else
+		hlist_del_rcu(&counter->sw_node);
+}
+
+const struct pmc_pmu pmc_sw_pmu = {
+	.init	= pmc_sw_init,
+	.add	= pmc_sw_add,
+	.del	= pmc_sw_del,
+	.read	= pmc_sw_read,
+};
+
+/* exclude_user/exclude_kernel filter by the mode the event came from. */
+static bool pmc_sw_excluded(struct pmc_counter *counter, struct pt_regs *regs)
+{
+	if (!regs)
+		return false;
+	if (user_mode(regs))
+		return counter->attr.exclude_user;
+	return counter->attr.exclude_kernel;
+}
+
+void __pmc_sw_event(enum pmc_sw_id id, u64 nr, struct pt_regs *regs, u64 addr)
+{
+	struct pmc_counter *counter;
+
+	preempt_disable_notrace();
+	rcu_read_lock();
+	hlist_for_each_entry_rcu(counter, this_cpu_ptr(&pmc_sw_lists[id]),
+				 sw_node) {
+		if (!pmc_sw_excluded(counter, regs))
+			local64_add(nr, &counter->count);
+	}
+	rcu_read_unlock();
+	preempt_enable_notrace();
+}
