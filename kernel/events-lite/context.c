@@ -46,10 +46,10 @@ static void pmc_ctx_init(struct pmc_context *ctx)
 
 /*
  * Context time: nanoseconds during which the context was active. It
- * advances only here, once per operation on the context, so that every
- * counter an operation switches switches at the same instant and
- * time_enabled == time_running holds exactly for a counter never left
- * out.
+ * advances only here, once per operation on the context, so all the
+ * counters one operation turns on or off switch at the same instant,
+ * and time_enabled == time_running holds exactly for a counter that
+ * was never left out.
  */
 static void pmc_ctx_update_time(struct pmc_context *ctx)
 {

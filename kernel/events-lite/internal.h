@@ -88,7 +88,7 @@ struct pmc_counter {
 
 struct pmc_context {
 	raw_spinlock_t lock;
-	struct mutex mutex;
+	struct mutex mutex;		/* adding and removing counters */
 	refcount_t refcount;		/* task + one per counter */
 
 	/* ctx->lock: */
