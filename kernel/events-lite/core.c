@@ -45,19 +45,23 @@ static int pmc_check_attr(const struct pmc_attr *attr)
 	if (attr->record_type & ~PMC_RECORD_ALL ||
 	    attr->read_format & ~PMC_FORMAT_ALL)
 		return -EINVAL;
-	/* Sampling and inherit come with their own patches. */
-	if (attr->irq_period || attr->inherit)
-		return -EOPNOTSUPP;
 	return 0;
+}
+
+/* Set once at boot by the arch driver, when it found a usable PMU. */
+static const struct pmc_pmu *pmc_hw_pmu __ro_after_init;
+
+void __init pmc_register_hw_pmu(const struct pmc_pmu *pmu)
+{
+	pmc_hw_pmu = pmu;
 }
 
 static const struct pmc_pmu *pmc_find_pmu(const struct pmc_attr *attr)
 {
-	if (attr->config & PMC_CONFIG_RAW)
-		return ERR_PTR(-ENODEV);
+	if (attr->config & PMC_CONFIG_RAW ||
+	    PMC_CONFIG_TYPE(attr->config) == PMC_TYPE_HARDWARE)
+		return pmc_hw_pmu ?: ERR_PTR(-ENODEV);
 	switch (PMC_CONFIG_TYPE(attr->config)) {
-	case PMC_TYPE_HARDWARE:
-		return ERR_PTR(-ENODEV);
 	case PMC_TYPE_SOFTWARE:
 		return &pmc_sw_pmu;
 	case PMC_TYPE_TRACEPOINT:
@@ -126,7 +130,13 @@ static int pmc_check_leader(struct pmc_counter *counter,
 	return 0;
 }
 
-static void pmc_counter_free(struct pmc_counter *counter)
+/* Overflow interrupt of a sampling counter; any context, NMI included. */
+void pmc_counter_overflow(struct pmc_counter *counter, struct pt_regs *regs)
+{
+	atomic64_inc(&counter->overflows);
+}
+
+static void __pmc_counter_free(struct pmc_counter *counter)
 {
 	if (counter->ctx)
 		pmc_ctx_put(counter->ctx);
@@ -134,8 +144,29 @@ static void pmc_counter_free(struct pmc_counter *counter)
 	kfree_rcu(counter, rcu);
 }
 
-static struct pmc_counter *pmc_counter_alloc(const struct pmc_attr *attr,
-					     const struct pmc_pmu *pmu, int cpu)
+static void pmc_counter_free(struct pmc_counter *counter)
+{
+	if (counter->pmu->destroy)
+		counter->pmu->destroy(counter);
+	__pmc_counter_free(counter);
+}
+
+/* Drop a reference: the file's, or an inherited copy's on its original. */
+void pmc_counter_put(struct pmc_counter *counter)
+{
+	if (refcount_dec_and_test(&counter->refcount))
+		pmc_counter_free(counter);
+}
+
+/* The count, with what exited children added; ctx->lock held. */
+u64 pmc_counter_value(struct pmc_counter *counter)
+{
+	return local64_read(&counter->count) +
+	       atomic64_read(&counter->child_count);
+}
+
+struct pmc_counter *pmc_counter_alloc(const struct pmc_attr *attr,
+				      const struct pmc_pmu *pmu, int cpu)
 {
 	struct pmc_counter *counter;
 	int ret;
@@ -146,6 +177,7 @@ static struct pmc_counter *pmc_counter_alloc(const struct pmc_attr *attr,
 	counter->attr = *attr;
 	counter->pmu = pmu;
 	counter->leader = counter;
+	refcount_set(&counter->refcount, 1);
 	INIT_LIST_HEAD(&counter->group_entry);
 	INIT_LIST_HEAD(&counter->siblings);
 	counter->state = attr->disabled ? PMC_STATE_OFF : PMC_STATE_INACTIVE;
@@ -155,7 +187,7 @@ static struct pmc_counter *pmc_counter_alloc(const struct pmc_attr *attr,
 
 	ret = pmu->init(counter);
 	if (ret) {
-		pmc_counter_free(counter);
+		__pmc_counter_free(counter);
 		return ERR_PTR(ret);
 	}
 	return counter;
@@ -285,7 +317,7 @@ static int pmc_release(struct inode *inode, struct file *file)
 	/* A counter whose pmc_open() failed was never installed. */
 	if (counter->leader)
 		pmc_remove(counter);
-	pmc_counter_free(counter);
+	pmc_counter_put(counter);
 	return 0;
 }
 
@@ -299,7 +331,7 @@ struct pmc_read_args {
 static void pmc_read_values(struct pmc_read_args *args,
 			    struct pmc_counter *counter)
 {
-	args->values[args->n++] = local64_read(&counter->count);
+	args->values[args->n++] = pmc_counter_value(counter);
 }
 
 /* Gathers the read() values atomically, on the context's live CPU. */
@@ -322,9 +354,11 @@ static void __pmc_read(struct pmc_context *ctx, void *arg)
 		pmc_read_values(args, counter);
 	}
 	if (format & PMC_FORMAT_TOTAL_TIME_ENABLED)
-		args->values[args->n++] = counter->time_enabled;
+		args->values[args->n++] = counter->time_enabled +
+			atomic64_read(&counter->child_time_enabled);
 	if (format & PMC_FORMAT_TOTAL_TIME_RUNNING)
-		args->values[args->n++] = counter->time_running;
+		args->values[args->n++] = counter->time_running +
+			atomic64_read(&counter->child_time_running);
 	if (format & PMC_FORMAT_GROUP) {
 		for_each_group_counter(pos, leader)
 			pmc_read_values(args, pos);
@@ -375,6 +409,7 @@ static void __pmc_reset(struct pmc_context *ctx, void *arg)
 
 	pmc_counter_fold(counter);
 	local64_set(&counter->count, 0);
+	atomic64_set(&counter->child_count, 0);
 }
 
 static long pmc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -412,10 +447,11 @@ static void pmc_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "pmc-config:\t%#llx\n", counter->attr.config);
 	seq_printf(m, "pmc-state:\t%s\n",
 		   pmc_state_names[counter->state - PMC_STATE_ERROR]);
-	seq_printf(m, "pmc-count:\t%llu\n",
-		   (u64)local64_read(&counter->count));
+	seq_printf(m, "pmc-count:\t%llu\n", pmc_counter_value(counter));
 	seq_printf(m, "pmc-time-enabled:\t%llu\n", counter->time_enabled);
 	seq_printf(m, "pmc-time-running:\t%llu\n", counter->time_running);
+	seq_printf(m, "pmc-overflows:\t%lld\n",
+		   (s64)atomic64_read(&counter->overflows));
 }
 
 static const struct file_operations pmc_fops = {
@@ -435,6 +471,15 @@ static struct ctl_table pmc_sysctls[] = {
 		.proc_handler	= proc_dointvec_minmax,
 		.extra1		= SYSCTL_NEG_ONE,
 		.extra2		= SYSCTL_TWO,
+	},
+	{
+		.procname	= "pmc_mux_interval_ms",
+		.data		= &sysctl_pmc_mux_interval_ms,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ONE,
+		.extra2		= SYSCTL_ONE_THOUSAND,
 	},
 };
 

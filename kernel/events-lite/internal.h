@@ -5,14 +5,16 @@
  * Locking, once for the whole subsystem:
  *
  *  - pmc_context::mutex serialises the changes that add or remove
- *    counters of a context (pmc_open(), close(), task exit). Process
- *    context only.
- *  - pmc_context::lock (raw, IRQ-safe) protects the group lists, the
- *    counter states and times, and is_active. It is taken by the
- *    scheduler hooks (IRQs off, rq lock held), by the IPI handlers of
- *    pmc_ctx_call() (hardirq), and by process context with IRQs off.
- *    Nesting: rq lock -> ctx lock, task_lock -> ctx lock. Nothing that
- *    can take an rq lock (wakeups) may be called under it.
+ *    counters of a context (pmc_open(), close(), fork, task exit).
+ *    Process context only.
+ *  - pmc_context::lock (raw, IRQ-safe) protects the group lists and
+ *    their order, the counter states and times, and is_active. It is
+ *    taken by the scheduler hooks (IRQs off, rq lock held), by the IPI
+ *    handlers of pmc_ctx_call() and the rotation hrtimer (hardirq), and
+ *    by process context with IRQs off. Nesting: rq lock -> CPU context
+ *    lock -> task context lock (pmc_cpu_lock()), and task_lock -> ctx
+ *    lock. Nothing that can take an rq lock (wakeups) may be called
+ *    under it.
  *  - The hardware side of a counter (pmu->add/del/read) is touched only
  *    on the CPU where its context is active, with ctx lock held; a
  *    change from another CPU goes there through pmc_ctx_call().
@@ -22,6 +24,7 @@
 #ifndef _KERNEL_EVENTS_LITE_INTERNAL_H
 #define _KERNEL_EVENTS_LITE_INTERNAL_H
 
+#include <linux/hrtimer.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/pmc.h>
@@ -29,62 +32,6 @@
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <asm/local64.h>
-
-enum pmc_state {
-	PMC_STATE_ERROR		= -2,	/* pinned group that did not fit */
-	PMC_STATE_OFF		= -1,	/* disabled */
-	PMC_STATE_INACTIVE	= 0,	/* enabled, not on the CPU */
-	PMC_STATE_ACTIVE	= 1,	/* enabled and counting */
-};
-
-struct pmc_counter;
-
-/*
- * A counting backend. init() runs at pmc_open() in process context;
- * add(), del() and read() run with the context lock held, IRQs off, on
- * the CPU the counter is (to be) active on.
- */
-struct pmc_pmu {
-	int (*init)(struct pmc_counter *counter);
-	int (*add)(struct pmc_counter *counter);	/* 0 or -EAGAIN */
-	void (*del)(struct pmc_counter *counter);	/* folds the count */
-	void (*read)(struct pmc_counter *counter);	/* folds the count */
-};
-
-struct pmc_counter {
-	/* Set at pmc_open(), then constant. */
-	struct pmc_attr attr;
-	const struct pmc_pmu *pmu;
-	struct pmc_context *ctx;
-	int cpu;			/* count only on this CPU, or -1 */
-
-	/* Group links and state: ctx->lock (and ctx->mutex to change them). */
-	struct pmc_counter *leader;	/* itself for a group leader */
-	struct list_head group_entry;	/* ctx group list or leader->siblings */
-	struct list_head siblings;	/* members, in creation order */
-	int nr_siblings;
-	enum pmc_state state;
-	int oncpu;			/* CPU while ACTIVE, else -1 */
-
-	/* Times in ctx time (ns): ctx->lock. */
-	u64 time_enabled;
-	u64 time_running;
-	u64 tstamp;			/* ctx time they were last brought up to */
-
-	/*
-	 * The 64-bit virtual count. Added to only on the CPU the counter is
-	 * active on (process context, hardirq or NMI); read anywhere.
-	 */
-	local64_t count;
-
-	/* Backend state, owned by the pmu under the rules above. */
-	union {
-		u64 clock_start;		/* software clocks */
-		struct hlist_node sw_node;	/* software events */
-	};
-
-	struct rcu_head rcu;
-};
 
 struct pmc_context {
 	raw_spinlock_t lock;
@@ -95,6 +42,9 @@ struct pmc_context {
 	struct list_head pinned_groups;
 	struct list_head flexible_groups;
 	int nr_counters;
+	int nr_pmu;			/* counters that need a PMU slot */
+	int nr_inherit;			/* leaders with attr.inherit */
+	int rotate_disable;		/* fork is walking flexible_groups */
 	bool is_active;			/* scheduled in on ->cpu */
 	int cpu;
 	u64 time;			/* ns accumulated while active */
@@ -110,6 +60,22 @@ struct pmc_context {
 };
 
 #define PMC_TASK_DEAD	((struct task_struct *)-1L)
+
+/*
+ * Per-CPU state, touched only on its own CPU with IRQs off and this
+ * CPU's context locked (pmc_cpu_lock()).
+ */
+struct pmc_cpu {
+	struct pmc_context ctx;		/* per-CPU counters */
+	struct pmc_context *task_ctx;	/* task context active here */
+	int pmu_groups;			/* groups holding PMU slots */
+	bool exclusive;			/* an exclusive group holds the PMU */
+	bool waiting;			/* a flexible group did not fit */
+	bool resched;			/* pmc_ctx_call() wants a resched */
+	struct hrtimer mux_timer;	/* rotation, while one waits */
+};
+
+DECLARE_PER_CPU(struct pmc_cpu, pmc_cpu);
 
 static inline bool pmc_is_leader(struct pmc_counter *counter)
 {
@@ -134,20 +100,48 @@ static inline struct pmc_counter *pmc_group_next(struct pmc_counter *leader,
 /* context.c */
 typedef void (*pmc_ctx_fn)(struct pmc_context *ctx, void *arg);
 int pmc_ctx_call(struct pmc_context *ctx, pmc_ctx_fn fn, void *arg);
+struct pmc_context *pmc_task_ctx_alloc(struct task_struct *task);
 struct pmc_context *pmc_task_ctx_get(struct task_struct *task);
 struct pmc_context *pmc_cpu_ctx_get(int cpu);
 void pmc_ctx_put(struct pmc_context *ctx);
+void pmc_ctx_link(struct pmc_context *ctx, struct pmc_counter *counter);
+void pmc_ctx_unlink(struct pmc_context *ctx, struct pmc_counter *counter);
 int pmc_install(struct pmc_counter *counter);
 void pmc_remove(struct pmc_counter *counter);
 void pmc_enable(struct pmc_counter *counter);
 void pmc_disable(struct pmc_counter *counter);
+
+/* sched.c */
+extern int sysctl_pmc_mux_interval_ms;
+void pmc_ctx_update_time(struct pmc_context *ctx);
 void pmc_counter_update_time(struct pmc_counter *counter);
 void pmc_counter_fold(struct pmc_counter *counter);
+void pmc_counter_set_state(struct pmc_counter *counter, enum pmc_state state);
+int pmc_counter_sched_in(struct pmc_counter *counter);
+void pmc_counter_sched_out(struct pmc_counter *counter);
+bool pmc_group_uses_pmu(struct pmc_counter *leader);
+int pmc_group_sched_in(struct pmc_counter *leader);
+void pmc_group_sched_out(struct pmc_counter *leader);
+void pmc_ctx_sched_in(struct pmc_context *ctx);
+void pmc_ctx_sched_out(struct pmc_context *ctx);
+void pmc_task_ctx_activate(struct pmc_cpu *cpuc, struct pmc_context *ctx);
+void pmc_task_ctx_deactivate(struct pmc_cpu *cpuc, struct pmc_context *ctx);
+void pmc_cpu_resched(struct pmc_cpu *cpuc);
+void pmc_cpu_lock(struct pmc_cpu *cpuc, struct pmc_context *task_ctx);
+void pmc_cpu_unlock(struct pmc_cpu *cpuc, struct pmc_context *task_ctx);
+void pmc_sched_init_cpu(struct pmc_cpu *cpuc);
+
+/* inherit.c */
+void pmc_inherit_exit(struct pmc_context *ctx, bool fold);
 
 /* software.c */
 extern const struct pmc_pmu pmc_sw_pmu;
 
 /* core.c */
 extern int sysctl_pmc_paranoid;
+struct pmc_counter *pmc_counter_alloc(const struct pmc_attr *attr,
+				      const struct pmc_pmu *pmu, int cpu);
+void pmc_counter_put(struct pmc_counter *counter);
+u64 pmc_counter_value(struct pmc_counter *counter);
 
 #endif /* _KERNEL_EVENTS_LITE_INTERNAL_H */

@@ -33,6 +33,9 @@ static int pmc_sw_init(struct pmc_counter *counter)
 {
 	if (PMC_CONFIG_ID(counter->attr.config) >= PMC_SW_MAX)
 		return -EINVAL;
+	/* Software sampling comes with the ring buffer. */
+	if (counter->attr.irq_period)
+		return -EOPNOTSUPP;
 	return 0;
 }
 

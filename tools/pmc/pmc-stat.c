@@ -5,6 +5,10 @@
  *
  *	pmc-stat [-e EVENT,...] [-p PID] [--] COMMAND [ARGS...]
  *	pmc-stat [-e EVENT,...] -p PID
+ *
+ * Counters are inherited, so a command's whole process tree is counted.
+ * "{a,b}" opens a group, scheduled on the PMU as a unit; a ":D" suffix
+ * pins an event or group (perf's spelling).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -34,6 +38,8 @@ struct stat_counter {
 	__u64 config;
 	enum pmc_event_unit unit;
 	int fd;				/* -1: not open */
+	size_t leader;			/* index of the group leader */
+	bool pinned;			/* ":D" */
 	bool supported;			/* false: no PMU for it */
 	bool counted;			/* ran at least once */
 	__u64 value, enabled, running;
@@ -80,7 +86,8 @@ static void usage(FILE *out)
 		"task PID while COMMAND runs or until it exits or SIGINT.\n"
 		"\n"
 		"  -e, --event=EVENT,...  events to count (repeatable; default\n"
-		"                         " DEFAULT_EVENTS ")\n"
+		"                         " DEFAULT_EVENTS ");\n"
+		"                         {EVENT,...} is a group, EVENT:D pinned\n"
 		"  -p, --pid=PID          attach to task PID instead of COMMAND\n"
 		"  -h, --help             show this help\n"
 		"\n"
@@ -88,12 +95,24 @@ static void usage(FILE *out)
 	pmc_events_list(out);
 }
 
-/* Counters keep pointers into @arg's copy, so it is never freed. */
+static void __attribute__((noreturn)) bad_group(const char *arg)
+{
+	fprintf(stderr, "pmc-stat: bad group syntax in '%s': use {EVENT,EVENT,...}\n",
+		arg);
+	exit(2);
+}
+
+/*
+ * Counters keep pointers into @arg's copy, so it is never freed. Groups
+ * are "{a,b,...}"; ":D" after an event (or a group's closing brace, or
+ * its leader) pins it.
+ */
 static void add_events(const char *arg)
 {
 	char *list = strdup(arg);
 	char *name, *save = NULL;
-	bool empty = true;
+	bool empty = true, in_group = false;
+	size_t leader = 0;
 
 	if (!list) {
 		perror("pmc-stat");
@@ -102,7 +121,28 @@ static void add_events(const char *arg)
 	for (name = strtok_r(list, ",", &save); name;
 	     name = strtok_r(NULL, ",", &save)) {
 		struct stat_counter *c;
+		bool opens = false, closes = false, pinned = false;
+		size_t len;
 
+		if (name[0] == '{') {
+			if (in_group)
+				bad_group(arg);
+			opens = true;
+			name++;
+		}
+		len = strlen(name);
+		if (len > 2 && !strcmp(name + len - 2, ":D")) {
+			pinned = true;
+			name[len -= 2] = '\0';
+		}
+		if (len && name[len - 1] == '}') {
+			if (!in_group && !opens)
+				bad_group(arg);
+			closes = true;
+			name[--len] = '\0';
+		}
+		if (!len)
+			bad_group(arg);
 		empty = false;
 		counters = realloc(counters, (nr_counters + 1) * sizeof(*c));
 		if (!counters) {
@@ -114,6 +154,15 @@ static void add_events(const char *arg)
 		c->name = name;
 		c->fd = -1;
 		c->supported = true;
+		if (opens) {
+			in_group = true;
+			leader = nr_counters - 1;
+		}
+		c->leader = in_group ? leader : nr_counters - 1;
+		if (pinned)
+			counters[c->leader].pinned = true;
+		if (closes)
+			in_group = false;
 		if (pmc_event_parse(name, &c->config, &c->unit)) {
 			fprintf(stderr, "pmc-stat: unknown event '%s'; valid events:\n",
 				name);
@@ -121,6 +170,8 @@ static void add_events(const char *arg)
 			exit(2);
 		}
 	}
+	if (in_group)
+		bad_group(arg);
 	if (empty) {
 		fprintf(stderr, "pmc-stat: empty event list; valid events:\n");
 		pmc_events_list(stderr);
@@ -149,6 +200,8 @@ static int open_counters(pid_t pid)
 
 	for (i = 0; i < nr_counters; i++) {
 		struct stat_counter *c = &counters[i];
+		/* A member whose leader could not open counts on its own. */
+		int group_fd = c->leader == i ? -1 : counters[c->leader].fd;
 		struct pmc_attr attr;
 		int err;
 
@@ -157,12 +210,15 @@ static int open_counters(pid_t pid)
 		attr.read_format = PMC_FORMAT_TOTAL_TIME_ENABLED |
 				   PMC_FORMAT_TOTAL_TIME_RUNNING;
 		attr.exclude_kernel = user_only;
-		c->fd = sys_pmc_open(&attr, pid, -1, -1, PMC_FLAG_FD_CLOEXEC);
+		attr.inherit = 1;
+		attr.pinned = c->pinned && group_fd < 0;
+		c->fd = sys_pmc_open(&attr, pid, -1, group_fd,
+				     PMC_FLAG_FD_CLOEXEC);
 		/* At pmc_paranoid 2 only user-mode counting is allowed. */
 		if (c->fd < 0 && errno == EACCES && !user_only) {
 			user_only = true;
 			attr.exclude_kernel = 1;
-			c->fd = sys_pmc_open(&attr, pid, -1, -1,
+			c->fd = sys_pmc_open(&attr, pid, -1, group_fd,
 					     PMC_FLAG_FD_CLOEXEC);
 		}
 		if (c->fd >= 0)
@@ -209,7 +265,10 @@ static void read_counters(void)
 		n = read(c->fd, buf, sizeof(buf));
 		if (n != sizeof(buf)) {
 			/* 0 is a pinned group in error state: never counted. */
-			if (n < 0)
+			if (n == 0)
+				fprintf(stderr, "pmc-stat: warning: %s: pinned group did not fit on the PMU (error state)\n",
+					c->name);
+			else if (n < 0)
 				fprintf(stderr, "pmc-stat: read(%s): %s\n",
 					c->name, strerror(errno));
 			else if (n > 0)

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests for the events-lite x86 models: event tables per family,
+ * raw-event validation, constraint-aware counter assignment, counter
+ * width and sign-extension arithmetic, and the P6 enable rule.
+ */
+#include <kunit/test.h>
+#include <linux/pmc.h>
+
+#include "pmc_x86.h"
+
+#define HW(id)	PMC_CONFIG(PMC_TYPE_HARDWARE, id)
+
+static void pmc_x86_test_event_tables(struct kunit *test)
+{
+	const struct pmc_x86_model *p6 = pmc_x86_model_by_name("p6");
+	const struct pmc_x86_model *k7 = pmc_x86_model_by_name("k7");
+	const struct pmc_x86_model *zen = pmc_x86_model_by_name("fam17h");
+	u64 sel;
+
+	KUNIT_ASSERT_NOT_NULL(test, p6);
+	KUNIT_ASSERT_NOT_NULL(test, k7);
+	KUNIT_ASSERT_NOT_NULL(test, zen);
+	KUNIT_EXPECT_NULL(test, pmc_x86_model_by_name("p4"));
+
+	KUNIT_EXPECT_EQ(test, p6->nr_counters, 2);
+	KUNIT_EXPECT_EQ(test, p6->width, 40);
+	KUNIT_EXPECT_EQ(test, k7->nr_counters, 4);
+	KUNIT_EXPECT_EQ(test, k7->width, 48);
+	KUNIT_EXPECT_EQ(test, zen->nr_counters, 6);
+	KUNIT_EXPECT_EQ(test, zen->msr_stride, 2);
+
+	KUNIT_EXPECT_EQ(test, pmc_x86_event_config(p6, HW(PMC_HW_CPU_CYCLES), &sel), 0);
+	KUNIT_EXPECT_EQ(test, sel, 0x79ULL);
+	KUNIT_EXPECT_EQ(test, pmc_x86_event_config(p6, HW(PMC_HW_CACHE_REFERENCES), &sel), 0);
+	KUNIT_EXPECT_EQ(test, sel, 0x0f2eULL);
+	KUNIT_EXPECT_EQ(test, pmc_x86_event_config(k7, HW(PMC_HW_INSTRUCTIONS), &sel), 0);
+	KUNIT_EXPECT_EQ(test, sel, 0xc0ULL);
+	KUNIT_EXPECT_EQ(test, pmc_x86_event_config(zen, HW(PMC_HW_BRANCH_MISSES), &sel), 0);
+	KUNIT_EXPECT_EQ(test, sel, 0xc3ULL);
+
+	/* AMD has no bus-cycles event; ids past the table do not exist. */
+	KUNIT_EXPECT_EQ(test, pmc_x86_event_config(k7, HW(PMC_HW_BUS_CYCLES), &sel), -EINVAL);
+	KUNIT_EXPECT_EQ(test, pmc_x86_event_config(zen, HW(PMC_HW_BUS_CYCLES), &sel), -EINVAL);
+	KUNIT_EXPECT_EQ(test, pmc_x86_event_config(p6, HW(PMC_HW_MAX), &sel), -EINVAL);
+
+	/* MSR layout: separate banks, or CTL/CTR pairs. */
+	KUNIT_EXPECT_EQ(test, pmc_x86_sel_msr(p6, 1), 0x187U);
+	KUNIT_EXPECT_EQ(test, pmc_x86_ctr_msr(p6, 1), 0xc2U);
+	KUNIT_EXPECT_EQ(test, pmc_x86_sel_msr(zen, 2), 0xc0010204U);
+	KUNIT_EXPECT_EQ(test, pmc_x86_ctr_msr(zen, 2), 0xc0010205U);
+}
+
+static void pmc_x86_test_raw_events(struct kunit *test)
+{
+	const struct pmc_x86_model *p6 = pmc_x86_model_by_name("p6");
+	const struct pmc_x86_model *k7 = pmc_x86_model_by_name("k7");
+	u64 sel;
+
+	/* event, unit mask, edge, invert and counter mask are the user's */
+	KUNIT_EXPECT_EQ(test, pmc_x86_event_config(p6, PMC_CONFIG_RAW | 0x4064, &sel), 0);
+	KUNIT_EXPECT_EQ(test, sel, 0x4064ULL);
+	KUNIT_EXPECT_EQ(test, pmc_x86_event_config(p6, PMC_CONFIG_RAW | 0x02840079ULL, &sel), 0);
+	KUNIT_EXPECT_EQ(test, sel, 0x02840079ULL);
+
+	/* USR, OS, INT and EN belong to the kernel */
+	KUNIT_EXPECT_EQ(test, pmc_x86_event_config(p6, PMC_CONFIG_RAW | BIT(16) | 0x79, &sel),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, pmc_x86_event_config(p6, PMC_CONFIG_RAW | BIT(17) | 0x79, &sel),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, pmc_x86_event_config(p6, PMC_CONFIG_RAW | BIT(20) | 0x79, &sel),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, pmc_x86_event_config(p6, PMC_CONFIG_RAW | BIT(22) | 0x79, &sel),
+			-EINVAL);
+	/* pin control, any-thread and high bits do not exist here */
+	KUNIT_EXPECT_EQ(test, pmc_x86_event_config(p6, PMC_CONFIG_RAW | BIT(19) | 0x79, &sel),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, pmc_x86_event_config(p6, PMC_CONFIG_RAW | BIT_ULL(32) | 0x79, &sel),
+			-EINVAL);
+	/* ...but AMD's event select bits 35:32 do */
+	KUNIT_EXPECT_EQ(test, pmc_x86_event_config(k7, PMC_CONFIG_RAW | BIT_ULL(32) | 0x79, &sel),
+			0);
+	/* an empty raw event selects nothing */
+	KUNIT_EXPECT_EQ(test, pmc_x86_event_config(p6, PMC_CONFIG_RAW, &sel), -EINVAL);
+}
+
+static void pmc_x86_test_assign(struct kunit *test)
+{
+	const struct pmc_x86_model *p6 = pmc_x86_model_by_name("p6");
+	u32 masks[PMC_X86_MAX_COUNTERS];
+	int assign[PMC_X86_MAX_COUNTERS];
+
+	/* P6 constraints: FLOPS on counter 0, MUL on counter 1. */
+	KUNIT_EXPECT_EQ(test, pmc_x86_counter_mask(p6, 0xc1), BIT(0));
+	KUNIT_EXPECT_EQ(test, pmc_x86_counter_mask(p6, 0x12 | PMC_X86_SEL_USR), BIT(1));
+	KUNIT_EXPECT_EQ(test, pmc_x86_counter_mask(p6, 0x79), 0x3U);
+
+	/* An unconstrained event first must still leave counter 0 to FLOPS. */
+	masks[0] = 0x3;
+	masks[1] = BIT(0);
+	KUNIT_ASSERT_EQ(test, pmc_x86_assign(masks, 2, 2, assign), 0);
+	KUNIT_EXPECT_EQ(test, assign[0], 1);
+	KUNIT_EXPECT_EQ(test, assign[1], 0);
+
+	/* Both on counter 0 only: no assignment exists. */
+	masks[0] = BIT(0);
+	masks[1] = BIT(0);
+	KUNIT_EXPECT_EQ(test, pmc_x86_assign(masks, 2, 2, assign), -EAGAIN);
+
+	/* More events than counters. */
+	masks[0] = 0x3;
+	masks[1] = 0x3;
+	masks[2] = 0x3;
+	KUNIT_EXPECT_EQ(test, pmc_x86_assign(masks, 3, 2, assign), -EAGAIN);
+
+	/* A chain that needs backtracking: {0,1}, {1,2}, {0}, {2,3}. */
+	masks[0] = 0x3;
+	masks[1] = 0x6;
+	masks[2] = 0x1;
+	masks[3] = 0xc;
+	KUNIT_ASSERT_EQ(test, pmc_x86_assign(masks, 4, 4, assign), 0);
+	KUNIT_EXPECT_EQ(test, assign[2], 0);
+	KUNIT_EXPECT_EQ(test, assign[0], 1);
+	KUNIT_EXPECT_EQ(test, assign[1], 2);
+	KUNIT_EXPECT_EQ(test, assign[3], 3);
+}
+
+static void pmc_x86_test_width(struct kunit *test)
+{
+	const struct pmc_x86_model *p6 = pmc_x86_model_by_name("p6");
+	const struct pmc_x86_model *k7 = pmc_x86_model_by_name("k7");
+	u64 top40 = BIT_ULL(40) - 1;
+
+	KUNIT_EXPECT_EQ(test, pmc_x86_delta(p6, 100, 250), 150ULL);
+	/* across the 40-bit wrap: no jump by 2^40, no going backwards */
+	KUNIT_EXPECT_EQ(test, pmc_x86_delta(p6, top40 - 9, 5), 15ULL);
+	KUNIT_EXPECT_EQ(test, pmc_x86_delta(k7, BIT_ULL(48) - 1, 0), 1ULL);
+	/* bits above the width are ignored */
+	KUNIT_EXPECT_EQ(test, pmc_x86_delta(p6, BIT_ULL(40) | 7, 8), 1ULL);
+
+	/* P6 writes are 32-bit sign-extended: periods stop at 2^31 - 1 */
+	KUNIT_EXPECT_EQ(test, pmc_x86_max_period(p6), (1ULL << 31) - 1);
+	KUNIT_EXPECT_EQ(test, pmc_x86_max_period(k7), (1ULL << 47) - 1);
+	KUNIT_EXPECT_EQ(test, (u64)(s64)(s32)(-(u64)1000) & top40, top40 - 999);
+}
+
+static void pmc_x86_test_p6_enable(struct kunit *test)
+{
+	const struct pmc_x86_model *p6 = pmc_x86_model_by_name("p6");
+	const struct pmc_x86_model *k7 = pmc_x86_model_by_name("k7");
+	u64 en = PMC_X86_SEL_EN;
+
+	/* Counter 1 alone still needs EVNTSEL0.EN, with counter 0 idle. */
+	KUNIT_EXPECT_EQ(test, pmc_x86_sel_value(p6, 0, 0, BIT(1)), en);
+	KUNIT_EXPECT_EQ(test, pmc_x86_sel_value(p6, 1, 0xc0, BIT(1)), 0xc0ULL);
+	/* Both running: EN only in EVNTSEL0. */
+	KUNIT_EXPECT_EQ(test, pmc_x86_sel_value(p6, 0, 0x79, 0x3), 0x79 | en);
+	/* Nothing running: everything off. */
+	KUNIT_EXPECT_EQ(test, pmc_x86_sel_value(p6, 0, 0, 0), 0ULL);
+	/* Other models enable each counter on its own. */
+	KUNIT_EXPECT_EQ(test, pmc_x86_sel_value(k7, 1, 0xc0, BIT(1)), 0xc0 | en);
+	KUNIT_EXPECT_EQ(test, pmc_x86_sel_value(k7, 0, 0, BIT(1)), 0ULL);
+}
+
+static struct kunit_case pmc_x86_test_cases[] = {
+	KUNIT_CASE(pmc_x86_test_event_tables),
+	KUNIT_CASE(pmc_x86_test_raw_events),
+	KUNIT_CASE(pmc_x86_test_assign),
+	KUNIT_CASE(pmc_x86_test_width),
+	KUNIT_CASE(pmc_x86_test_p6_enable),
+	{}
+};
+
+static struct kunit_suite pmc_x86_test_suite = {
+	.name = "pmc_x86",
+	.test_cases = pmc_x86_test_cases,
+};
+kunit_test_suite(pmc_x86_test_suite);
+
+MODULE_DESCRIPTION("KUnit tests for the events-lite x86 PMU models");
+MODULE_LICENSE("GPL");

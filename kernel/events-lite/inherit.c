@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * events-lite inherit: counters that follow a task's children.
+ *
+ * At fork, every group whose leader has attr.inherit is copied onto the
+ * child's new context (members that have attr.inherit too). A copy
+ * points at the original counter, the one with the file descriptor, and
+ * holds a reference on it; copies of copies point at the same original.
+ * When the child exits, each copy adds its count and times to the
+ * original's child totals, atomically, before the parent can be told of
+ * the exit, so a read() after wait() covers the whole tree.
+ *
+ * Fork runs in the parent, which holds its context's mutex so that no
+ * counter comes or goes, and stops the rotation of its flexible list
+ * while it walks it.
+ */
+#include <linux/slab.h>
+
+#include "internal.h"
+
+static struct pmc_counter *pmc_inherit_counter(struct pmc_counter *parent,
+					       struct pmc_counter *leader,
+					       struct pmc_context *ctx)
+{
+	struct pmc_counter *orig = parent->parent ?: parent;
+	struct pmc_counter *counter;
+
+	counter = pmc_counter_alloc(&parent->attr, parent->pmu, parent->cpu);
+	if (IS_ERR(counter))
+		return counter;
+	refcount_inc(&orig->refcount);
+	counter->parent = orig;
+	refcount_inc(&ctx->refcount);
+	counter->ctx = ctx;
+	counter->leader = leader ?: counter;
+	counter->state = parent->state == PMC_STATE_OFF ? PMC_STATE_OFF :
+							   PMC_STATE_INACTIVE;
+	pmc_ctx_link(ctx, counter);
+	return counter;
+}
+
+static int pmc_inherit_group(struct pmc_counter *leader,
+			     struct pmc_context *ctx)
+{
+	struct pmc_counter *copy, *pos;
+
+	copy = pmc_inherit_counter(leader, NULL, ctx);
+	if (IS_ERR(copy))
+		return PTR_ERR(copy);
+	list_for_each_entry(pos, &leader->siblings, group_entry) {
+		if (!pos->attr.inherit)
+			continue;
+		if (IS_ERR(pmc_inherit_counter(pos, copy, ctx)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void pmc_set_rotate_disable(struct pmc_context *ctx, int delta)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&ctx->lock, flags);
+	ctx->rotate_disable += delta;
+	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+}
+
+/* copy_process(): give @child copies of the inherited groups. */
+int __pmc_inherit_task(struct task_struct *child)
+{
+	struct pmc_context *parent_ctx = current->pmc_ctx, *ctx = NULL;
+	struct list_head *lists[] = { &parent_ctx->pinned_groups,
+				      &parent_ctx->flexible_groups };
+	struct pmc_counter *leader;
+	int i, ret = 0;
+
+	/* Most tasks with counters inherit none: skip the mutex. */
+	if (!READ_ONCE(parent_ctx->nr_inherit))
+		return 0;
+	mutex_lock(&parent_ctx->mutex);
+	if (!parent_ctx->nr_inherit)
+		goto out;
+	ctx = pmc_task_ctx_alloc(child);
+	if (!ctx) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	pmc_set_rotate_disable(parent_ctx, 1);
+	for (i = 0; i < ARRAY_SIZE(lists) && !ret; i++) {
+		list_for_each_entry(leader, lists[i], group_entry) {
+			if (!leader->attr.inherit)
+				continue;
+			ret = pmc_inherit_group(leader, ctx);
+			if (ret)
+				break;
+		}
+	}
+	pmc_set_rotate_disable(parent_ctx, -1);
+	if (ret) {
+		pmc_inherit_exit(ctx, false);
+		pmc_ctx_put(ctx);
+		ctx = NULL;
+	}
+out:
+	mutex_unlock(&parent_ctx->mutex);
+	child->pmc_ctx = ctx;
+	return ret;
+}
+
+/* copy_process() failed after __pmc_inherit_task(). */
+void __pmc_free_task(struct task_struct *child)
+{
+	struct pmc_context *ctx = child->pmc_ctx;
+
+	child->pmc_ctx = NULL;
+	mutex_lock(&ctx->mutex);
+	pmc_inherit_exit(ctx, false);
+	mutex_unlock(&ctx->mutex);
+	ctx->task = PMC_TASK_DEAD;
+	pmc_ctx_put(ctx);
+}
+
+static void pmc_inherit_fold(struct pmc_counter *counter)
+{
+	struct pmc_counter *orig = counter->parent;
+
+	atomic64_add(local64_read(&counter->count), &orig->child_count);
+	atomic64_add(counter->time_enabled, &orig->child_time_enabled);
+	atomic64_add(counter->time_running, &orig->child_time_running);
+}
+
+/*
+ * Take the inherited copies out of a context nobody runs any more
+ * (exited, or never started), fold them into their originals if @fold,
+ * and free them. ctx->mutex held, or @ctx not visible to anyone yet.
+ */
+void pmc_inherit_exit(struct pmc_context *ctx, bool fold)
+{
+	struct list_head *lists[] = { &ctx->pinned_groups,
+				      &ctx->flexible_groups };
+	struct pmc_counter *leader, *ltmp, *pos, *tmp;
+	unsigned long flags;
+	LIST_HEAD(dead);
+	int i;
+
+	raw_spin_lock_irqsave(&ctx->lock, flags);
+	for (i = 0; i < ARRAY_SIZE(lists); i++) {
+		list_for_each_entry_safe(leader, ltmp, lists[i], group_entry) {
+			list_for_each_entry_safe(pos, tmp, &leader->siblings,
+						 group_entry) {
+				if (!pos->parent)
+					continue;
+				pmc_counter_fold(pos);
+				pmc_ctx_unlink(ctx, pos);
+				list_add(&pos->group_entry, &dead);
+			}
+			if (!leader->parent)
+				continue;
+			pmc_counter_fold(leader);
+			/* Members left are the task's own: they stay. */
+			pmc_ctx_unlink(ctx, leader);
+			list_add(&leader->group_entry, &dead);
+		}
+	}
+	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+
+	list_for_each_entry_safe(pos, tmp, &dead, group_entry) {
+		if (fold)
+			pmc_inherit_fold(pos);
+		pmc_counter_put(pos->parent);
+		pmc_counter_put(pos);
+	}
+}
