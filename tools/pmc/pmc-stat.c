@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 
 #include "pmc-events.h"
@@ -40,6 +41,7 @@ struct stat_counter {
 	int fd;				/* -1: not open */
 	size_t leader;			/* index of the group leader */
 	bool pinned;			/* ":D" */
+	bool leads;			/* opened as a group leader */
 	bool supported;			/* false: no PMU for it */
 	bool counted;			/* ran at least once */
 	__u64 value, enabled, running;
@@ -212,6 +214,9 @@ static int open_counters(pid_t pid)
 		attr.exclude_kernel = user_only;
 		attr.inherit = 1;
 		attr.pinned = c->pinned && group_fd < 0;
+		/* Leaders start once their groups are complete. */
+		c->leads = group_fd < 0;
+		attr.disabled = c->leads;
 		c->fd = sys_pmc_open(&attr, pid, -1, group_fd,
 				     PMC_FLAG_FD_CLOEXEC);
 		/* At pmc_paranoid 2 only user-mode counting is allowed. */
@@ -244,6 +249,17 @@ static int open_counters(pid_t pid)
 		fprintf(stderr, "pmc-stat: pmc_open(%s): %s\n", c->name,
 			strerror(err));
 		goto fail;
+	}
+	for (i = 0; i < nr_counters; i++) {
+		struct stat_counter *c = &counters[i];
+
+		if (c->fd < 0 || !c->leads)
+			continue;
+		if (ioctl(c->fd, PMC_IOC_ENABLE) < 0) {
+			fprintf(stderr, "pmc-stat: enable(%s): %s\n", c->name,
+				strerror(errno));
+			goto fail;
+		}
 	}
 	return 0;
 fail:
