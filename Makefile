@@ -34,6 +34,8 @@ tools-fast tools-debug: tools-%: kernel-%
 
 run: tools-fast
 	@PMC_KERNEL=fast $(SCRIPTS)/vm-run --add $(BUILD)/tools-fast/pmc-stat \
+		--add $(BUILD)/tools-fast/pmc-record \
+		--add $(BUILD)/tools-fast/pmc-report \
 		--add $(SCRIPTS)/guest/demo -- demo
 
 check: deps

@@ -13,17 +13,24 @@
 
 #include <uapi/linux/pmc.h>
 #include <linux/atomic.h>
+#include <linux/hrtimer.h>
+#include <linux/irq_work.h>
 #include <linux/jump_label.h>
 #include <linux/list.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
+#include <linux/wait.h>
 #include <linux/sched.h>
 #include <asm/local64.h>
 
 struct pt_regs;
 struct pmc_context;
+struct pmc_ring_buffer;
+struct vm_area_struct;
 
 #ifdef CONFIG_PMC_EVENTS
+
+DECLARE_STATIC_KEY_FALSE(pmc_sched_key);
 
 enum pmc_state {
 	PMC_STATE_ERROR		= -2,	/* pinned group that did not fit */
@@ -51,6 +58,7 @@ struct pmc_pmu {
 struct pmc_counter {
 	/* Set at pmc_open(), then constant. */
 	struct pmc_attr attr;
+	u64 id;				/* unique, for LOST records */
 	const struct pmc_pmu *pmu;
 	struct pmc_context *ctx;
 	int cpu;			/* count only on this CPU, or -1 */
@@ -78,6 +86,23 @@ struct pmc_counter {
 
 	/* Overflow interrupts taken (sampling counters). */
 	atomic64_t overflows;
+
+	/*
+	 * Sampling (ring_buffer.c, sample.c). rb is set and cleared under
+	 * mmap_mutex and read under RCU by record writers in any context,
+	 * NMI included; wakeups go through wakeup_work, so that writers
+	 * never take a lock that a waker holds.
+	 */
+	struct pmc_ring_buffer __rcu *rb;
+	struct mutex mmap_mutex;
+	wait_queue_head_t waitq;
+	struct fasync_struct *fasync;
+	struct irq_work wakeup_work;
+	struct irq_work disable_work;	/* REFRESH budget used up */
+	atomic_t refresh_left;		/* overflows left; <0: no REFRESH */
+	bool kernel_visible;		/* may samples show kernel addresses */
+	local64_t sw_period_left;	/* software events: to next sample */
+	struct hrtimer sample_timer;	/* software clocks: the period */
 
 	/*
 	 * Inherit: a copy on a child task points at the original counter,
@@ -112,9 +137,32 @@ struct pmc_counter {
 
 /* For hardware backends (arch code). */
 void pmc_register_hw_pmu(const struct pmc_pmu *pmu);
-void pmc_counter_overflow(struct pmc_counter *counter, struct pt_regs *regs);
+void pmc_counter_overflow(struct pmc_counter *counter, struct pt_regs *regs,
+			  u64 addr);
 
-DECLARE_STATIC_KEY_FALSE(pmc_sched_key);
+/* Records for sampling counters, from mm and exec. */
+void __pmc_mmap_event(struct vm_area_struct *vma, bool unmap);
+void __pmc_comm_event(struct task_struct *task);
+
+static inline void pmc_mmap_event(struct vm_area_struct *vma)
+{
+	if (static_branch_unlikely(&pmc_sched_key) && current->pmc_ctx)
+		__pmc_mmap_event(vma, false);
+}
+
+static inline void pmc_munmap_event(struct vm_area_struct *vma)
+{
+	if (static_branch_unlikely(&pmc_sched_key) && current->pmc_ctx)
+		__pmc_mmap_event(vma, true);
+}
+
+static inline void pmc_comm_event(struct task_struct *task)
+{
+	if (static_branch_unlikely(&pmc_sched_key) && task == current &&
+	    current->pmc_ctx)
+		__pmc_comm_event(task);
+}
+
 
 void __pmc_task_sched_out(struct task_struct *prev, struct task_struct *next);
 void __pmc_task_sched_in(struct task_struct *prev, struct task_struct *task);
@@ -194,6 +242,9 @@ static inline int pmc_init_task(struct task_struct *task,
 				unsigned long clone_flags) { return 0; }
 static inline void pmc_free_task(struct task_struct *task) { }
 static inline void pmc_exit_task(struct task_struct *task) { }
+static inline void pmc_mmap_event(struct vm_area_struct *vma) { }
+static inline void pmc_munmap_event(struct vm_area_struct *vma) { }
+static inline void pmc_comm_event(struct task_struct *task) { }
 static inline int pmc_task_enable(void) { return -EINVAL; }
 static inline int pmc_task_disable(void) { return -EINVAL; }
 

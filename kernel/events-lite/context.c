@@ -226,9 +226,11 @@ void pmc_ctx_unlink(struct pmc_context *ctx, struct pmc_counter *counter)
 		}
 		counter->nr_siblings = 0;
 	} else {
-		pmc_counter_sched_out(counter);
+		/* Member lists change only off the PMU (see sample.c). */
+		pmc_group_sched_out(counter->leader);
 		list_del_init(&counter->group_entry);
 		counter->leader->nr_siblings--;
+		pmc_ctx_group_ready(ctx, counter->leader);
 	}
 	if (counter->pmu != &pmc_sw_pmu)
 		ctx->nr_pmu--;
@@ -240,6 +242,9 @@ static void __pmc_install(struct pmc_context *ctx, void *arg)
 	struct pmc_counter *counter = arg;
 	struct pmc_counter *leader = counter->leader;
 
+	/* Member lists change only off the PMU (see sample.c). */
+	if (ctx->is_active)
+		pmc_group_sched_out(leader);
 	pmc_ctx_link(ctx, counter);
 	pmc_ctx_group_ready(ctx, leader);
 }
@@ -303,6 +308,31 @@ static void __pmc_disable(struct pmc_context *ctx, void *arg)
 	pmc_disable_locked(ctx, arg);
 }
 
+/*
+ * Disable @counter from IRQ context on the CPU where it overflowed (a
+ * REFRESH budget ran out). If its context has left this CPU meanwhile,
+ * it is disabled where it is not live, or left to the next overflow,
+ * which the spent budget turns into a no-op.
+ */
+void pmc_disable_here(struct pmc_counter *counter)
+{
+	struct pmc_cpu *cpuc = this_cpu_ptr(&pmc_cpu);
+	struct pmc_context *ctx = counter->ctx, *task_ctx = cpuc->task_ctx;
+
+	lockdep_assert_irqs_disabled();
+	if (ctx == &cpuc->ctx || ctx == task_ctx) {
+		pmc_cpu_lock(cpuc, task_ctx);
+		pmc_ctx_update_time(ctx);
+		pmc_disable_locked(ctx, counter);
+		pmc_cpu_unlock(cpuc, task_ctx);
+		return;
+	}
+	raw_spin_lock(&ctx->lock);
+	if (pmc_ctx_live_cpu(ctx) < 0)
+		pmc_disable_locked(ctx, counter);
+	raw_spin_unlock(&ctx->lock);
+}
+
 void pmc_enable(struct pmc_counter *counter)
 {
 	pmc_ctx_call(counter->ctx, __pmc_enable, counter);
@@ -352,6 +382,21 @@ int pmc_task_disable(void)
 	return pmc_task_set_enabled(false);
 }
 
+/* Tell poll() and SIGIO users of a dead context's counters: POLLHUP. */
+static void pmc_ctx_kick_readers(struct pmc_context *ctx)
+{
+	struct list_head *lists[] = { &ctx->pinned_groups,
+				      &ctx->flexible_groups };
+	struct pmc_counter *leader, *pos;
+	int i;
+
+	lockdep_assert_held(&ctx->mutex);
+	for (i = 0; i < ARRAY_SIZE(lists); i++)
+		list_for_each_entry(leader, lists[i], group_entry)
+			for_each_group_counter(pos, leader)
+				pmc_rb_kick(pos);
+}
+
 /*
  * The task is exiting: stop its context for good. Inherited copies fold
  * into their parents and go away; counters opened on the task stay with
@@ -377,6 +422,7 @@ void __pmc_exit_task(struct task_struct *task)
 	local_irq_restore(flags);
 	task_unlock(task);
 	pmc_inherit_exit(ctx, true);
+	pmc_ctx_kick_readers(ctx);
 	mutex_unlock(&ctx->mutex);
 	pmc_ctx_put(ctx);
 }

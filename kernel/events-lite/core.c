@@ -27,6 +27,7 @@
 int sysctl_pmc_paranoid __read_mostly = 2;
 
 static struct kmem_cache *pmc_counter_cache;
+static atomic64_t pmc_counter_ids;
 static const struct file_operations pmc_fops;
 
 static const char * const pmc_state_names[] = {
@@ -130,14 +131,9 @@ static int pmc_check_leader(struct pmc_counter *counter,
 	return 0;
 }
 
-/* Overflow interrupt of a sampling counter; any context, NMI included. */
-void pmc_counter_overflow(struct pmc_counter *counter, struct pt_regs *regs)
-{
-	atomic64_inc(&counter->overflows);
-}
-
 static void __pmc_counter_free(struct pmc_counter *counter)
 {
+	pmc_sample_destroy(counter);
 	if (counter->ctx)
 		pmc_ctx_put(counter->ctx);
 	static_branch_dec(&pmc_sched_key);
@@ -175,6 +171,7 @@ struct pmc_counter *pmc_counter_alloc(const struct pmc_attr *attr,
 	if (!counter)
 		return ERR_PTR(-ENOMEM);
 	counter->attr = *attr;
+	counter->id = atomic64_inc_return(&pmc_counter_ids);
 	counter->pmu = pmu;
 	counter->leader = counter;
 	refcount_set(&counter->refcount, 1);
@@ -183,6 +180,7 @@ struct pmc_counter *pmc_counter_alloc(const struct pmc_attr *attr,
 	counter->state = attr->disabled ? PMC_STATE_OFF : PMC_STATE_INACTIVE;
 	counter->cpu = cpu;
 	counter->oncpu = -1;
+	pmc_sample_init(counter);
 	static_branch_inc(&pmc_sched_key);
 
 	ret = pmu->init(counter);
@@ -252,6 +250,9 @@ SYSCALL_DEFINE5(pmc_open, struct pmc_attr __user *, uattr, pid_t, pid,
 		ret = PTR_ERR(counter);
 		goto out_task;
 	}
+	/* At pmc_paranoid >= 2 samples of the unprivileged hide the kernel. */
+	counter->kernel_visible = perfmon_capable() ||
+				  READ_ONCE(sysctl_pmc_paranoid) < 2;
 	ctx = task ? pmc_task_ctx_get(task) : pmc_cpu_ctx_get(cpu);
 	if (IS_ERR(ctx)) {
 		ret = PTR_ERR(ctx);
@@ -427,8 +428,7 @@ static long pmc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		pmc_ctx_call(counter->ctx, __pmc_reset, counter);
 		return 0;
 	case PMC_IOC_REFRESH:
-		/* Only sampling counters can be refreshed. */
-		return -EINVAL;
+		return pmc_refresh(counter, arg);
 	default:
 		return -ENOTTY;
 	}
@@ -454,9 +454,29 @@ static void pmc_show_fdinfo(struct seq_file *m, struct file *file)
 		   (s64)atomic64_read(&counter->overflows));
 }
 
+static __poll_t pmc_poll(struct file *file, poll_table *wait)
+{
+	return pmc_rb_poll(file->private_data, file, wait);
+}
+
+static int pmc_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	return pmc_rb_mmap(file->private_data, vma);
+}
+
+static int pmc_fasync(int fd, struct file *file, int on)
+{
+	struct pmc_counter *counter = file->private_data;
+
+	return fasync_helper(fd, file, on, &counter->fasync);
+}
+
 static const struct file_operations pmc_fops = {
 	.release	= pmc_release,
 	.read		= pmc_read,
+	.poll		= pmc_poll,
+	.mmap		= pmc_mmap,
+	.fasync		= pmc_fasync,
 	.unlocked_ioctl	= pmc_ioctl,
 	.compat_ioctl	= pmc_ioctl,
 	.show_fdinfo	= pmc_show_fdinfo,
@@ -471,6 +491,14 @@ static struct ctl_table pmc_sysctls[] = {
 		.proc_handler	= proc_dointvec_minmax,
 		.extra1		= SYSCTL_NEG_ONE,
 		.extra2		= SYSCTL_TWO,
+	},
+	{
+		.procname	= "pmc_mlock_kb",
+		.data		= &sysctl_pmc_mlock_kb,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
 	},
 	{
 		.procname	= "pmc_mux_interval_ms",

@@ -33,6 +33,7 @@ static struct pmc_counter *pmc_inherit_counter(struct pmc_counter *parent,
 	refcount_inc(&ctx->refcount);
 	counter->ctx = ctx;
 	counter->leader = leader ?: counter;
+	counter->kernel_visible = parent->kernel_visible;
 	counter->state = parent->state == PMC_STATE_OFF ? PMC_STATE_OFF :
 							   PMC_STATE_INACTIVE;
 	pmc_ctx_link(ctx, counter);

@@ -27,6 +27,7 @@
 #include <linux/hrtimer.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/poll.h>
 #include <linux/pmc.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
@@ -110,6 +111,7 @@ int pmc_install(struct pmc_counter *counter);
 void pmc_remove(struct pmc_counter *counter);
 void pmc_enable(struct pmc_counter *counter);
 void pmc_disable(struct pmc_counter *counter);
+void pmc_disable_here(struct pmc_counter *counter);
 
 /* sched.c */
 extern int sysctl_pmc_mux_interval_ms;
@@ -133,6 +135,27 @@ void pmc_sched_init_cpu(struct pmc_cpu *cpuc);
 
 /* inherit.c */
 void pmc_inherit_exit(struct pmc_context *ctx, bool fold);
+
+/* ring_buffer.c */
+struct pmc_rb_part {
+	const void *buf;
+	size_t len;
+};
+
+extern int sysctl_pmc_mlock_kb;
+bool pmc_rb_write(struct pmc_counter *counter, const struct pmc_rb_part *parts,
+		  int nr_parts, bool sample);
+void pmc_rb_lost(struct pmc_counter *counter);
+void pmc_rb_kick(struct pmc_counter *counter);
+void pmc_rb_wakeup_work(struct irq_work *work);
+__poll_t pmc_rb_poll(struct pmc_counter *counter, struct file *file,
+		     poll_table *wait);
+int pmc_rb_mmap(struct pmc_counter *counter, struct vm_area_struct *vma);
+
+/* sample.c */
+void pmc_sample_init(struct pmc_counter *counter);
+void pmc_sample_destroy(struct pmc_counter *counter);
+int pmc_refresh(struct pmc_counter *counter, unsigned long nr);
 
 /* software.c */
 extern const struct pmc_pmu pmc_sw_pmu;

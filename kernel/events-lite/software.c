@@ -12,15 +12,24 @@
  * with preemption off (page faults) and from the scheduler (IRQs off).
  * A walker interrupted by an IPI that deletes an entry is safe because
  * counters are freed after an RCU grace period.
+ *
+ * Sampling: event counters count down sw_period_left and sample where
+ * the event happened; clocks sample from a per-counter hrtimer that runs
+ * while the counter is active, pinned to its CPU, so del() on that CPU
+ * with IRQs off never races with it.
  */
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
 #include <linux/rculist.h>
+#include <linux/hrtimer.h>
 #include <linux/sched/clock.h>
+#include <asm/irq_regs.h>
 
 #include "internal.h"
 
 static DEFINE_PER_CPU(struct hlist_head [PMC_SW_MAX], pmc_sw_lists);
+
+#define PMC_SW_MIN_CLOCK_PERIOD	(10 * NSEC_PER_USEC)
 
 static bool pmc_sw_is_clock(struct pmc_counter *counter)
 {
@@ -29,23 +38,47 @@ static bool pmc_sw_is_clock(struct pmc_counter *counter)
 	return id == PMC_SW_CPU_CLOCK || id == PMC_SW_TASK_CLOCK;
 }
 
+/* A clock's period, in ns; shorter ones would only flood the CPU. */
+static ktime_t pmc_sw_clock_period(struct pmc_counter *counter)
+{
+	return ns_to_ktime(max_t(u64, counter->attr.irq_period,
+				 PMC_SW_MIN_CLOCK_PERIOD));
+}
+
+static enum hrtimer_restart pmc_sw_clock_tick(struct hrtimer *timer)
+{
+	struct pmc_counter *counter = container_of(timer, struct pmc_counter,
+						   sample_timer);
+
+	pmc_counter_overflow(counter, get_irq_regs(), 0);
+	hrtimer_forward_now(timer, pmc_sw_clock_period(counter));
+	return HRTIMER_RESTART;
+}
+
 static int pmc_sw_init(struct pmc_counter *counter)
 {
 	if (PMC_CONFIG_ID(counter->attr.config) >= PMC_SW_MAX)
 		return -EINVAL;
-	/* Software sampling comes with the ring buffer. */
-	if (counter->attr.irq_period)
-		return -EOPNOTSUPP;
+	if (counter->attr.irq_period && pmc_sw_is_clock(counter)) {
+		hrtimer_init(&counter->sample_timer, CLOCK_MONOTONIC,
+			     HRTIMER_MODE_REL_PINNED_HARD);
+		counter->sample_timer.function = pmc_sw_clock_tick;
+	}
 	return 0;
 }
+
 
 static int pmc_sw_add(struct pmc_counter *counter)
 {
 	u64 id = PMC_CONFIG_ID(counter->attr.config);
 
-	if (pmc_sw_is_clock(counter))
+	if (pmc_sw_is_clock(counter)) {
 		counter->clock_start = local_clock();
-	else
+		if (counter->attr.irq_period)
+			hrtimer_start(&counter->sample_timer,
+				      pmc_sw_clock_period(counter),
+				      HRTIMER_MODE_REL_PINNED_HARD);
+	} else
 		hlist_add_head_rcu(&counter->sw_node,
 				   this_cpu_ptr(&pmc_sw_lists[id]));
 	return 0;
@@ -66,14 +99,24 @@ static void pmc_sw_read(struct pmc_counter *counter)
 
 static void pmc_sw_del(struct pmc_counter *counter)
 {
-	if (pmc_sw_is_clock(counter))
+	if (pmc_sw_is_clock(counter)) {
+		if (counter->attr.irq_period)
+			hrtimer_try_to_cancel(&counter->sample_timer);
 		pmc_sw_read(counter);
-	else
+	} else {
 		hlist_del_rcu(&counter->sw_node);
+	}
+}
+
+static void pmc_sw_destroy(struct pmc_counter *counter)
+{
+	if (counter->attr.irq_period && pmc_sw_is_clock(counter))
+		hrtimer_cancel(&counter->sample_timer);
 }
 
 const struct pmc_pmu pmc_sw_pmu = {
 	.init	= pmc_sw_init,
+	.destroy = pmc_sw_destroy,
 	.add	= pmc_sw_add,
 	.del	= pmc_sw_del,
 	.read	= pmc_sw_read,
@@ -89,6 +132,20 @@ static bool pmc_sw_excluded(struct pmc_counter *counter, struct pt_regs *regs)
 	return counter->attr.exclude_kernel;
 }
 
+/* Count down the sample period; sample at each period that ends. */
+static void pmc_sw_period(struct pmc_counter *counter, u64 nr,
+			  struct pt_regs *regs, u64 addr)
+{
+	s64 period = counter->attr.irq_period;
+
+	if (local64_sub_return(nr, &counter->sw_period_left) > 0)
+		return;
+	do {
+		local64_add(period, &counter->sw_period_left);
+		pmc_counter_overflow(counter, regs, addr);
+	} while (local64_read(&counter->sw_period_left) <= 0);
+}
+
 void __pmc_sw_event(enum pmc_sw_id id, u64 nr, struct pt_regs *regs, u64 addr)
 {
 	struct pmc_counter *counter;
@@ -97,8 +154,11 @@ void __pmc_sw_event(enum pmc_sw_id id, u64 nr, struct pt_regs *regs, u64 addr)
 	rcu_read_lock();
 	hlist_for_each_entry_rcu(counter, this_cpu_ptr(&pmc_sw_lists[id]),
 				 sw_node) {
-		if (!pmc_sw_excluded(counter, regs))
-			local64_add(nr, &counter->count);
+		if (pmc_sw_excluded(counter, regs))
+			continue;
+		local64_add(nr, &counter->count);
+		if (counter->attr.irq_period)
+			pmc_sw_period(counter, nr, regs, addr);
 	}
 	rcu_read_unlock();
 	preempt_enable_notrace();

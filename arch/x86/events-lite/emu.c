@@ -28,6 +28,7 @@
 #include <linux/pmc.h>
 #include <linux/sched/clock.h>
 #include <asm/apic.h>
+#include <asm/irq_regs.h>
 
 #include "pmc_x86.h"
 
@@ -53,6 +54,8 @@ struct pmc_emu_cpu {
 	u64 frac[PMC_X86_MAX_COUNTERS];	/* events * 1000 not yet counted */
 	u64 last;			/* local_clock() of the last advance */
 	bool nmi_pending;		/* raised an NMI, not yet claimed */
+	bool have_regs;			/* regs below are for that NMI */
+	struct pt_regs regs;		/* what the tick interrupted */
 	struct hrtimer timer;
 };
 
@@ -151,6 +154,12 @@ static enum hrtimer_restart pmc_emu_tick(struct hrtimer *timer)
 	pmc_emu_advance(e);
 	ns = pmc_emu_next_wrap(e);
 	if (e->nmi_pending) {
+		struct pt_regs *regs = get_irq_regs();
+
+		/* The overflow "happened" where the tick came in. */
+		e->have_regs = regs;
+		if (regs)
+			e->regs = *regs;
 		/* The overflow interrupt, delivered like the LVTPC's. */
 		__apic_send_IPI(smp_processor_id(), NMI_VECTOR);
 		ns = ns ? min_t(u64, ns, PMC_EMU_MIN_NS) : PMC_EMU_MIN_NS;
@@ -224,13 +233,22 @@ static bool pmc_emu_nmi_claim(void)
 	bool pending = e->nmi_pending;
 
 	e->nmi_pending = false;
+	e->have_regs = false;
 	return pending;
+}
+
+static struct pt_regs *pmc_emu_sample_regs(void)
+{
+	struct pmc_emu_cpu *e = this_cpu_ptr(&pmc_emu_cpu);
+
+	return e->have_regs ? &e->regs : NULL;
 }
 
 static const struct pmc_x86_msr_ops pmc_emu_msr = {
 	.read		= pmc_emu_read,
 	.write		= pmc_emu_write,
 	.nmi_claim	= pmc_emu_nmi_claim,
+	.sample_regs	= pmc_emu_sample_regs,
 };
 
 const struct pmc_x86_msr_ops *

@@ -86,6 +86,8 @@ struct pmc_x86_msr_ops {
 	int (*read)(u32 msr, u64 *val);
 	int (*write)(u32 msr, u64 val);
 	bool (*nmi_claim)(void);	/* emulation: was this NMI ours? */
+	/* emulation: where the overflow "happened", for samples */
+	struct pt_regs *(*sample_regs)(void);
 };
 
 #ifdef CONFIG_PMC_X86_EMU

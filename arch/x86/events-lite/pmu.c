@@ -213,6 +213,18 @@ static void pmc_x86_read(struct pmc_counter *counter)
 		pmc_x86_update(counter);
 }
 
+/*
+ * Samples take the registers of the interrupted code. An emulated
+ * overflow is raised from a timer, so the model supplies the registers
+ * that timer interrupted.
+ */
+static struct pt_regs *pmc_x86_sample_regs(struct pt_regs *regs)
+{
+	if (pmc_x86_msr->sample_regs)
+		return pmc_x86_msr->sample_regs() ?: regs;
+	return regs;
+}
+
 static int pmc_x86_nmi(unsigned int cmd, struct pt_regs *regs)
 {
 	const struct pmc_x86_model *model = pmc_x86_model;
@@ -230,7 +242,7 @@ static int pmc_x86_nmi(unsigned int cmd, struct pt_regs *regs)
 			continue;
 		handled++;
 		if (pmc_x86_set_period(counter) && counter->attr.irq_period)
-			pmc_counter_overflow(counter, regs);
+			pmc_counter_overflow(counter, pmc_x86_sample_regs(regs), 0);
 	}
 	if (pmc_x86_emulated) {
 		if (pmc_x86_msr->nmi_claim && pmc_x86_msr->nmi_claim())

@@ -758,10 +758,14 @@ TEST_F(hw, monotonic_across_wrap)
 
 	EXPECT_LE(100, reads);
 	EXPECT_LT(0, nr_overflows(_metadata, cycles));
-	/* no events lost at the wraps either */
+	/*
+	 * No events lost at the wraps either. 10%: thousands of overflow
+	 * NMIs and read IPIs move the emulated counter's start and stop
+	 * against task-clock's on a debug kernel under TCG.
+	 */
 	if (self->emu) {
 		group_values(_metadata, clock, 2, v);
-		expect_rate(_metadata, "cycles", v[0], v[1], 1000, 5);
+		expect_rate(_metadata, "cycles", v[0], v[1], 1000, 10);
 	}
 	close(clock);
 	close(cycles);

@@ -493,14 +493,23 @@ TEST_F(pmc, event_types)
 	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
 }
 
+/* Software counters sample too, inherited ones included. */
 TEST_F(pmc, sampling_with_inherit)
 {
 	struct pmc_attr attr;
+	int fd;
 
 	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
 	attr.irq_period = 10 * NSEC_PER_MSEC;
 	attr.inherit = 1;
-	EXPECT_EQ(EOPNOTSUPP, pmc_open_errno(&attr, 0, -1, -1, 0));
+	EXPECT_EQ(0, pmc_open_errno(&attr, 0, -1, -1, 0));
+	/* ...but a REFRESH budget is for one task only */
+	attr.disabled = 1;
+	fd = sys_pmc_open(&attr, 0, -1, -1, 0);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, ioctl(fd, PMC_IOC_REFRESH, 1));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
 }
 
 TEST_F(pmc, bad_flags)
@@ -1808,7 +1817,7 @@ static int fuzz_inject(struct fuzz *fz, struct fuzz_open *op,
 		fuzz_set_target(fz, op, fz->self, -1);
 		a->irq_period = (1 + fuzz_below(fz, 100)) * NSEC_PER_MSEC;
 		a->inherit = 1;
-		return EOPNOTSUPP;
+		return FUZZ_OPTIONAL;	/* supported since sampling landed */
 	case FAULT_KERNEL_MODE:
 		if (fz->root)
 			return FUZZ_SKIP;

@@ -1,0 +1,432 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * events-lite ring buffer: the pages a sampling counter's records go
+ * to, mapped by the reader with mmap().
+ *
+ * Page 0 is struct pmc_mmap_page; the 2^n pages after it hold records.
+ * The kernel advances data_head; a read-write mapping's reader advances
+ * data_tail, and the kernel never overwrites data past it (what does not
+ * fit is counted and reported later in one PMC_EVENT_LOST record); a
+ * read-only mapping is overwritten from the oldest data on.
+ *
+ * Writers run in process context (page faults, context switches, mmap,
+ * comm), hardirq (software clock timers, irq_work) and NMI (hardware
+ * overflows), on any CPU when children share an inherited counter's
+ * buffer. They take rb->lock, an arch spinlock, with IRQs off; in NMI
+ * context only with a trylock, so that an NMI that interrupts a writer
+ * on its own CPU cannot deadlock: it counts its record as lost instead.
+ *
+ * Ordering with the reader, who reads data_head, then records, then
+ * writes data_tail:
+ *
+ *	kernel				user
+ *	tail = READ(data_tail)		head = READ(data_head)
+ *	smp_mb()	(A)		smp_rmb()	(C)
+ *	write records			read records
+ *	smp_wmb()	(B)		smp_mb()	(D)
+ *	WRITE(data_head, head)		WRITE(data_tail, tail)
+ *
+ * (A) pairs with (D): no record is written over data before the reader
+ * is done with it. (B) pairs with (C): the reader never sees a head
+ * beyond records that are not yet written.
+ */
+#include <linux/mm.h>
+#include <linux/poll.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "internal.h"
+
+/* Locked memory every user may use for ring buffers, beyond the rlimit. */
+int sysctl_pmc_mlock_kb __read_mostly = 512 + (PAGE_SIZE / 1024);
+
+#define PMC_RB_MAX_ORDER	16	/* 2^16 data pages at most */
+
+struct pmc_ring_buffer {
+	refcount_t refcount;
+	struct rcu_head rcu;
+	arch_spinlock_t lock;		/* writers, see above */
+	struct pmc_mmap_page *user_page;
+	void *data;
+	u64 size;			/* bytes of data, a power of 2 */
+	bool overwrite;			/* read-only mapping */
+
+	/* rb->lock: */
+	u64 head;
+	u64 wakeup_head;		/* head at the last page wakeup */
+	u32 samples;			/* since the last wakeup */
+
+	atomic64_t lost;		/* records dropped, not yet reported */
+	atomic_t poll;			/* EPOLLIN since the last poll() */
+	atomic_t mmap_count;
+	unsigned long user_pages;	/* charged to user->pmc_mlock */
+	unsigned long mm_pages;		/* charged to mm->pinned_vm */
+	struct user_struct *user;
+	struct mm_struct *mm;
+};
+
+static void pmc_rb_free_rcu(struct rcu_head *head)
+{
+	struct pmc_ring_buffer *rb = container_of(head, struct pmc_ring_buffer,
+						  rcu);
+
+	vfree(rb->user_page);
+	kfree(rb);
+}
+
+static void pmc_rb_put(struct pmc_ring_buffer *rb)
+{
+	if (refcount_dec_and_test(&rb->refcount))
+		call_rcu(&rb->rcu, pmc_rb_free_rcu);
+}
+
+/* The counter whose buffer records of @counter go to. */
+static struct pmc_counter *pmc_rb_owner(struct pmc_counter *counter)
+{
+	return counter->parent ?: counter;
+}
+
+/* The mapped page 0 fields, under their seqcount. */
+static void pmc_rb_update_userpage(struct pmc_ring_buffer *rb,
+				   struct pmc_counter *counter)
+{
+	struct pmc_mmap_page *up = rb->user_page;
+
+	WRITE_ONCE(up->lock, up->lock + 1);
+	smp_wmb();
+	up->index = 0;		/* no user-space counter reads: use read() */
+	up->offset = local64_read(&counter->count);
+	up->time_enabled = counter->time_enabled;
+	up->time_running = counter->time_running;
+	smp_wmb();
+	WRITE_ONCE(up->lock, up->lock + 1);
+}
+
+static void pmc_rb_wakeup(struct pmc_counter *owner, struct pmc_ring_buffer *rb)
+{
+	atomic_set(&rb->poll, EPOLLIN | EPOLLRDNORM);
+	irq_work_queue(&owner->wakeup_work);
+}
+
+/* irq_work: wake poll() and send SIGIO, outside any writer's context. */
+void pmc_rb_wakeup_work(struct irq_work *work)
+{
+	struct pmc_counter *counter = container_of(work, struct pmc_counter,
+						   wakeup_work);
+
+	wake_up_all(&counter->waitq);
+	kill_fasync(&counter->fasync, SIGIO, POLL_IN);
+}
+
+static void pmc_rb_copy(struct pmc_ring_buffer *rb, u64 pos, const void *buf,
+			size_t len)
+{
+	u64 off = pos & (rb->size - 1);
+	size_t first = min_t(u64, len, rb->size - off);
+
+	memcpy(rb->data + off, buf, first);
+	if (first < len)
+		memcpy(rb->data, buf + first, len - first);
+}
+
+/* Room for @size bytes at rb->head; rb->lock held. */
+static bool pmc_rb_room(struct pmc_ring_buffer *rb, u64 size)
+{
+	u64 tail;
+
+	if (rb->overwrite)
+		return size <= rb->size;
+	tail = READ_ONCE(rb->user_page->data_tail);
+	smp_mb();		/* (A) */
+	return rb->head + size - tail <= rb->size;
+}
+
+static u64 pmc_rb_reserve(struct pmc_ring_buffer *rb, u64 size)
+{
+	u64 pos = rb->head;
+
+	rb->head += size;
+	return pos;
+}
+
+/* Report dropped records once there is room again; rb->lock held. */
+static void pmc_rb_flush_lost(struct pmc_ring_buffer *rb,
+			      struct pmc_counter *owner)
+{
+	struct {
+		struct pmc_event_header header;
+		u64 id;
+		u64 lost;
+	} rec;
+	s64 lost = atomic64_read(&rb->lost);
+
+	if (!lost || !pmc_rb_room(rb, sizeof(rec)))
+		return;
+	rec.header.type = PMC_EVENT_LOST;
+	rec.header.misc = 0;
+	rec.header.size = sizeof(rec);
+	rec.id = owner->id;
+	rec.lost = lost;
+	pmc_rb_copy(rb, pmc_rb_reserve(rb, sizeof(rec)), &rec, sizeof(rec));
+	atomic64_sub(lost, &rb->lost);
+}
+
+/*
+ * Write one record (@len bytes in @parts) to @counter's buffer. Returns
+ * false if there is no buffer, and counts the record as lost if there
+ * is no room or the buffer is busy in NMI context.
+ */
+bool pmc_rb_write(struct pmc_counter *counter, const struct pmc_rb_part *parts,
+		  int nr_parts, bool sample)
+{
+	struct pmc_counter *owner = pmc_rb_owner(counter);
+	struct pmc_ring_buffer *rb;
+	unsigned long flags;
+	u64 pos, len = 0;
+	bool wake = false;
+	int i;
+
+	for (i = 0; i < nr_parts; i++)
+		len += parts[i].len;
+
+	rcu_read_lock();
+	rb = rcu_dereference(owner->rb);
+	if (!rb) {
+		rcu_read_unlock();
+		return false;
+	}
+	local_irq_save(flags);
+	if (in_nmi()) {
+		if (!arch_spin_trylock(&rb->lock)) {
+			atomic64_inc(&rb->lost);
+			goto out;
+		}
+	} else {
+		arch_spin_lock(&rb->lock);
+	}
+
+	pmc_rb_flush_lost(rb, owner);
+	if (!pmc_rb_room(rb, len)) {
+		atomic64_inc(&rb->lost);
+		wake = true;	/* the reader is behind: tell it again */
+		goto unlock;
+	}
+	pos = pmc_rb_reserve(rb, len);
+	for (i = 0; i < nr_parts; i++) {
+		pmc_rb_copy(rb, pos, parts[i].buf, parts[i].len);
+		pos += parts[i].len;
+	}
+	pmc_rb_update_userpage(rb, counter);
+	smp_wmb();		/* (B) */
+	WRITE_ONCE(rb->user_page->data_head, rb->head);
+
+	if (sample && owner->attr.wakeup_events) {
+		if (++rb->samples >= owner->attr.wakeup_events) {
+			rb->samples = 0;
+			wake = true;
+		}
+	} else if (!owner->attr.wakeup_events &&
+		   rb->head / PAGE_SIZE != rb->wakeup_head / PAGE_SIZE) {
+		rb->wakeup_head = rb->head;
+		wake = true;
+	}
+unlock:
+	arch_spin_unlock(&rb->lock);
+out:
+	local_irq_restore(flags);
+	if (wake)
+		pmc_rb_wakeup(owner, rb);
+	rcu_read_unlock();
+	return true;
+}
+
+/* A record that could not even be built: report it as lost. */
+void pmc_rb_lost(struct pmc_counter *counter)
+{
+	struct pmc_ring_buffer *rb;
+
+	rcu_read_lock();
+	rb = rcu_dereference(pmc_rb_owner(counter)->rb);
+	if (rb)
+		atomic64_inc(&rb->lost);
+	rcu_read_unlock();
+}
+
+/* Readers still to be told: the task exited, or a REFRESH ran out. */
+void pmc_rb_kick(struct pmc_counter *counter)
+{
+	struct pmc_counter *owner = pmc_rb_owner(counter);
+	struct pmc_ring_buffer *rb;
+
+	rcu_read_lock();
+	rb = rcu_dereference(owner->rb);
+	if (rb)
+		atomic_set(&rb->poll, EPOLLIN | EPOLLRDNORM);
+	rcu_read_unlock();
+	irq_work_queue(&owner->wakeup_work);
+}
+
+__poll_t pmc_rb_poll(struct pmc_counter *counter, struct file *file,
+		     poll_table *wait)
+{
+	struct pmc_ring_buffer *rb;
+	__poll_t events = 0;
+	bool drained = true;
+
+	poll_wait(file, &counter->waitq, wait);
+	rcu_read_lock();
+	rb = rcu_dereference(counter->rb);
+	if (rb) {
+		events = atomic_xchg(&rb->poll, 0);
+		drained = rb->overwrite ||
+			  READ_ONCE(rb->user_page->data_head) ==
+			  READ_ONCE(rb->user_page->data_tail);
+		if (!drained)
+			events |= EPOLLIN | EPOLLRDNORM;
+	}
+	rcu_read_unlock();
+	/* The monitored task is gone and everything has been read. */
+	if (READ_ONCE(counter->ctx->task) == PMC_TASK_DEAD && drained)
+		events |= EPOLLHUP;
+	return events;
+}
+
+/*
+ * Charge @pages of locked memory: first to the user's pmc_mlock_kb
+ * allowance, the rest to the mapping process's pinned memory under
+ * RLIMIT_MEMLOCK. EPERM over both, unless CAP_IPC_LOCK.
+ */
+static int pmc_rb_charge(struct pmc_ring_buffer *rb, unsigned long pages)
+{
+	unsigned long allowance = READ_ONCE(sysctl_pmc_mlock_kb) >>
+				  (PAGE_SHIFT - 10);
+	unsigned long rlimit_pages = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	struct user_struct *user = current_user();
+	unsigned long used = atomic_long_read(&user->pmc_mlock);
+	unsigned long extra = 0;
+
+	if (used + pages > allowance)
+		extra = min(pages, used + pages - allowance);
+	if (extra && atomic64_read(&current->mm->pinned_vm) + extra >
+		     rlimit_pages && !capable(CAP_IPC_LOCK))
+		return -EPERM;
+	rb->user = get_uid(user);
+	rb->user_pages = pages - extra;
+	atomic_long_add(rb->user_pages, &user->pmc_mlock);
+	rb->mm = current->mm;
+	mmgrab(rb->mm);
+	rb->mm_pages = extra;
+	atomic64_add(extra, &rb->mm->pinned_vm);
+	return 0;
+}
+
+/* Return exactly what pmc_rb_charge() took. */
+static void pmc_rb_uncharge(struct pmc_ring_buffer *rb)
+{
+	atomic_long_sub(rb->user_pages, &rb->user->pmc_mlock);
+	atomic64_sub(rb->mm_pages, &rb->mm->pinned_vm);
+	free_uid(rb->user);
+	mmdrop(rb->mm);
+}
+
+static struct pmc_ring_buffer *pmc_rb_alloc(unsigned long data_pages,
+					    bool overwrite)
+{
+	struct pmc_ring_buffer *rb;
+
+	rb = kzalloc(sizeof(*rb), GFP_KERNEL);
+	if (!rb)
+		return NULL;
+	rb->user_page = vmalloc_user((data_pages + 1) * PAGE_SIZE);
+	if (!rb->user_page) {
+		kfree(rb);
+		return NULL;
+	}
+	refcount_set(&rb->refcount, 1);
+	rb->lock = (arch_spinlock_t)__ARCH_SPIN_LOCK_UNLOCKED;
+	rb->data = (void *)rb->user_page + PAGE_SIZE;
+	rb->size = data_pages * PAGE_SIZE;
+	rb->overwrite = overwrite;
+	rb->user_page->version = 1;
+	rb->user_page->compat_version = 1;
+	return rb;
+}
+
+static void pmc_vm_close(struct vm_area_struct *vma)
+{
+	struct pmc_counter *counter = vma->vm_file->private_data;
+	struct pmc_ring_buffer *rb;
+
+	mutex_lock(&counter->mmap_mutex);
+	rb = rcu_dereference_protected(counter->rb,
+				       lockdep_is_held(&counter->mmap_mutex));
+	if (rb && atomic_dec_and_test(&rb->mmap_count)) {
+		RCU_INIT_POINTER(counter->rb, NULL);
+		pmc_rb_uncharge(rb);
+		pmc_rb_put(rb);
+	}
+	mutex_unlock(&counter->mmap_mutex);
+}
+
+/* The buffer cannot be split by a partial munmap(). */
+static int pmc_vm_may_split(struct vm_area_struct *vma, unsigned long addr)
+{
+	return -EINVAL;
+}
+
+static const struct vm_operations_struct pmc_vm_ops = {
+	.close		= pmc_vm_close,
+	.may_split	= pmc_vm_may_split,
+};
+
+int pmc_rb_mmap(struct pmc_counter *counter, struct vm_area_struct *vma)
+{
+	unsigned long pages = vma_pages(vma), data_pages = pages - 1;
+	bool overwrite = !(vma->vm_flags & VM_WRITE);
+	struct pmc_ring_buffer *rb;
+	int ret = 0;
+
+	if (vma->vm_pgoff || !(vma->vm_flags & VM_SHARED) || pages < 2 ||
+	    !is_power_of_2(data_pages) || ilog2(data_pages) > PMC_RB_MAX_ORDER)
+		return -EINVAL;
+
+	mutex_lock(&counter->mmap_mutex);
+	rb = rcu_dereference_protected(counter->rb,
+				       lockdep_is_held(&counter->mmap_mutex));
+	if (rb) {
+		/* Another mapping of the same buffer. */
+		if (rb->size != data_pages * PAGE_SIZE ||
+		    rb->overwrite != overwrite) {
+			ret = -EINVAL;
+			goto out;
+		}
+	} else {
+		rb = pmc_rb_alloc(data_pages, overwrite);
+		if (!rb) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		ret = pmc_rb_charge(rb, pages);
+		if (ret) {
+			pmc_rb_put(rb);
+			goto out;
+		}
+	}
+	ret = remap_vmalloc_range(vma, rb->user_page, 0);
+	if (ret) {
+		if (!atomic_read(&rb->mmap_count)) {
+			pmc_rb_uncharge(rb);
+			pmc_rb_put(rb);
+		}
+		goto out;
+	}
+	if (atomic_inc_return(&rb->mmap_count) == 1)
+		rcu_assign_pointer(counter->rb, rb);
+	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	vma->vm_ops = &pmc_vm_ops;
+out:
+	mutex_unlock(&counter->mmap_mutex);
+	return ret;
+}

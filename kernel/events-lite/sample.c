@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * events-lite samples: what a sampling counter writes to its ring
+ * buffer at each overflow, and the MMAP, MUNMAP and COMM records.
+ *
+ * pmc_counter_overflow() is the one entry for overflows from every
+ * context: the x86 NMI, the software clocks' hrtimer and the software
+ * events (page faults in process context, context switches from the
+ * scheduler). It builds the record in a per-CPU buffer, one per
+ * interrupt context level so that an NMI can interrupt a sample being
+ * built, with IRQs off, and hands it to the ring buffer.
+ *
+ * A group's member list changes only while the group is off the PMU
+ * (context.c), and non-NMI samples are built with IRQs off, so walking
+ * the members here needs no lock.
+ */
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/percpu.h>
+#include <linux/ptrace.h>
+#include <linux/sched/task_stack.h>
+#include <linux/slab.h>
+#include <linux/stacktrace.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
+#include <asm/irq_regs.h>
+
+#include "internal.h"
+
+#define PMC_CALLCHAIN_MAX	64
+#define PMC_SAMPLE_MAX		2048	/* bytes of one sample record */
+
+struct pmc_sample_buf {
+	u64 words[PMC_SAMPLE_MAX / sizeof(u64)];
+};
+
+/* Task, softirq, hardirq and NMI can nest on one CPU: a buffer each. */
+static DEFINE_PER_CPU(struct pmc_sample_buf [4], pmc_sample_bufs);
+
+static bool pmc_kernel_addr(u64 addr)
+{
+	return addr >= TASK_SIZE_MAX;
+}
+
+/* Kernel addresses are zeroed for counters that may not see them. */
+static u64 pmc_visible(struct pmc_counter *counter, u64 addr)
+{
+	return counter->kernel_visible || !pmc_kernel_addr(addr) ? addr : 0;
+}
+
+/* User frames by frame-pointer walk; safe in NMI context. */
+static unsigned int pmc_user_callchain(struct pt_regs *regs, u64 *ips,
+				       unsigned int max)
+{
+	struct { unsigned long next, ret; } frame;
+	unsigned long fp = regs->bp;
+	unsigned int nr = 0;
+
+	ips[nr++] = regs->ip;
+	while (nr < max && fp && !(fp & (sizeof(long) - 1))) {
+		if (copy_from_user_nofault(&frame, (void __user *)fp,
+					   sizeof(frame)))
+			break;
+		ips[nr++] = frame.ret;
+		if (frame.next <= fp)
+			break;
+		fp = frame.next;
+	}
+	return nr;
+}
+
+/* u16 nr, hv, kernel, user; u64 ips[nr]. Returns the words used. */
+static unsigned int pmc_callchain(struct pmc_counter *counter,
+				  struct pt_regs *regs, u64 *out)
+{
+	u64 *ips = out + 1;
+	unsigned int kernel = 0, user = 0;
+	struct pt_regs *uregs = NULL;
+
+	if (!user_mode(regs)) {
+		if (counter->kernel_visible) {
+			unsigned long *entries = (unsigned long *)ips;
+
+			kernel = stack_trace_save_regs(regs, entries,
+						       PMC_CALLCHAIN_MAX / 2, 0);
+		}
+		if (current->mm)
+			uregs = task_pt_regs(current);
+	} else {
+		uregs = regs;
+	}
+	if (uregs)
+		user = pmc_user_callchain(uregs, ips + kernel,
+					  PMC_CALLCHAIN_MAX - kernel);
+	out[0] = (u64)(kernel + user) | (u64)kernel << 32 | (u64)user << 48;
+	return 1 + kernel + user;
+}
+
+static void pmc_sample(struct pmc_counter *counter, struct pt_regs *regs,
+		       u64 addr)
+{
+	u32 type = counter->attr.record_type;
+	struct pmc_counter *leader, *pos;
+	struct pmc_event_header *header;
+	struct pmc_rb_part part;
+	unsigned long flags;
+	u64 *buf, *p;
+
+	local_irq_save(flags);
+	buf = this_cpu_ptr(&pmc_sample_bufs[interrupt_context_level()])->words;
+	header = (struct pmc_event_header *)buf;
+	p = buf + 1;
+
+	if (type & PMC_RECORD_IP)
+		*p++ = pmc_visible(counter, instruction_pointer(regs));
+	if (type & PMC_RECORD_TID)
+		*p++ = (u64)task_tgid_vnr(current) |
+		       (u64)task_pid_vnr(current) << 32;
+	if (type & PMC_RECORD_TIME)
+		*p++ = ktime_get_mono_fast_ns();
+	if (type & PMC_RECORD_ADDR)
+		*p++ = pmc_visible(counter, addr);
+	if (type & PMC_RECORD_GROUP) {
+		u64 *nr = p++;
+
+		*nr = 0;
+		leader = counter->leader;
+		for_each_group_counter(pos, leader) {
+			if (p + 2 + 1 + PMC_CALLCHAIN_MAX >=
+			    buf + ARRAY_SIZE(((struct pmc_sample_buf *)0)->words))
+				goto lost;
+			*p++ = pos->attr.config;
+			*p++ = pmc_counter_value(pos);
+			(*nr)++;
+		}
+	}
+	if (type & PMC_RECORD_CALLCHAIN)
+		p += pmc_callchain(counter, regs, p);
+
+	header->type = type;
+	header->misc = PMC_EVENT_MISC_OVERFLOW |
+		       (user_mode(regs) ? PMC_EVENT_MISC_USER :
+					  PMC_EVENT_MISC_KERNEL);
+	header->size = (p - buf) * sizeof(u64);
+	part.buf = buf;
+	part.len = header->size;
+	pmc_rb_write(counter, &part, 1, true);
+	local_irq_restore(flags);
+	return;
+lost:
+	local_irq_restore(flags);
+	pmc_rb_lost(counter);
+}
+
+/*
+ * An overflow of a sampling counter: write a sample, and count down a
+ * REFRESH budget. Any context, NMI included.
+ */
+void pmc_counter_overflow(struct pmc_counter *counter, struct pt_regs *regs,
+			  u64 addr)
+{
+	int left;
+
+	atomic64_inc(&counter->overflows);
+	if (atomic_read(&counter->refresh_left) >= 0) {
+		left = atomic_dec_return(&counter->refresh_left);
+		if (left < 0)
+			return;		/* spent; the disable is on its way */
+		if (!left)
+			irq_work_queue(&counter->disable_work);
+	}
+	if (!regs)
+		regs = get_irq_regs() ?: task_pt_regs(current);
+	/* A user-only counter samples where the task was in user mode. */
+	if (counter->attr.exclude_kernel && !user_mode(regs) && current->mm)
+		regs = task_pt_regs(current);
+	pmc_sample(counter, regs, addr);
+}
+
+/* irq_work after the last REFRESH overflow, on the overflowing CPU. */
+static void pmc_refresh_done(struct irq_work *work)
+{
+	struct pmc_counter *counter = container_of(work, struct pmc_counter,
+						   disable_work);
+
+	pmc_disable_here(counter);
+	pmc_rb_kick(counter);
+}
+
+void pmc_sample_init(struct pmc_counter *counter)
+{
+	mutex_init(&counter->mmap_mutex);
+	init_waitqueue_head(&counter->waitq);
+	init_irq_work(&counter->wakeup_work, pmc_rb_wakeup_work);
+	init_irq_work(&counter->disable_work, pmc_refresh_done);
+	atomic_set(&counter->refresh_left, -1);
+	local64_set(&counter->sw_period_left, counter->attr.irq_period);
+}
+
+void pmc_sample_destroy(struct pmc_counter *counter)
+{
+	irq_work_sync(&counter->wakeup_work);
+	irq_work_sync(&counter->disable_work);
+}
+
+/* PMC_IOC_REFRESH: enable for exactly @nr overflows. */
+int pmc_refresh(struct pmc_counter *counter, unsigned long nr)
+{
+	if (!nr || nr > INT_MAX || !counter->attr.irq_period ||
+	    counter->attr.inherit)
+		return -EINVAL;
+	atomic_set(&counter->refresh_left, nr);
+	pmc_enable(counter);
+	return 0;
+}
+
+/* Write @rec to every counter of current's context that wants it. */
+static void pmc_side_record(const struct pmc_rb_part *parts, int nr_parts,
+			    bool (*wants)(struct pmc_counter *counter))
+{
+	struct pmc_context *ctx = current->pmc_ctx;
+	struct list_head *lists[] = { &ctx->pinned_groups,
+				      &ctx->flexible_groups };
+	struct pmc_counter *leader, *pos;
+	unsigned long flags;
+	int i;
+
+	raw_spin_lock_irqsave(&ctx->lock, flags);
+	for (i = 0; i < ARRAY_SIZE(lists); i++)
+		list_for_each_entry(leader, lists[i], group_entry)
+			for_each_group_counter(pos, leader)
+				if (wants(pos))
+					pmc_rb_write(pos, parts, nr_parts, false);
+	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+}
+
+static bool pmc_wants_comm(struct pmc_counter *counter)
+{
+	return counter->attr.comm;
+}
+
+static bool pmc_wants_mmap(struct pmc_counter *counter)
+{
+	return counter->attr.mmap;
+}
+
+static bool pmc_wants_munmap(struct pmc_counter *counter)
+{
+	return counter->attr.munmap;
+}
+
+void __pmc_comm_event(struct task_struct *task)
+{
+	struct {
+		struct pmc_event_header header;
+		u32 pid, tid;
+		char comm[ALIGN(TASK_COMM_LEN, 8)];
+	} rec = { };
+	struct pmc_rb_part part = { &rec, sizeof(rec) };
+
+	rec.header.type = PMC_EVENT_COMM;
+	rec.header.size = sizeof(rec);
+	rec.pid = task_tgid_vnr(task);
+	rec.tid = task_pid_vnr(task);
+	get_task_comm(rec.comm, task);
+	pmc_side_record(&part, 1, pmc_wants_comm);
+}
+
+/* PROT_EXEC file mappings, so that user IPs can be tied to code. */
+void __pmc_mmap_event(struct vm_area_struct *vma, bool unmap)
+{
+	struct {
+		struct pmc_event_header header;
+		u32 pid, tid;
+		u64 addr, len, pgoff;
+	} rec = { };
+	static const char pad[8];
+	struct pmc_rb_part parts[3];
+	const char *name;
+	size_t len;
+	char *buf;
+
+	if (!(vma->vm_flags & VM_EXEC) || !vma->vm_file)
+		return;
+	buf = kmalloc(PATH_MAX, GFP_KERNEL);
+	if (!buf)
+		return;
+	name = file_path(vma->vm_file, buf, PATH_MAX);
+	if (IS_ERR(name))
+		name = "//unknown";
+	len = strlen(name) + 1;
+
+	rec.header.type = unmap ? PMC_EVENT_MUNMAP : PMC_EVENT_MMAP;
+	rec.header.size = sizeof(rec) + ALIGN(len, 8);
+	rec.pid = task_tgid_vnr(current);
+	rec.tid = task_pid_vnr(current);
+	rec.addr = vma->vm_start;
+	rec.len = vma->vm_end - vma->vm_start;
+	rec.pgoff = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	parts[0] = (struct pmc_rb_part){ &rec, sizeof(rec) };
+	parts[1] = (struct pmc_rb_part){ name, len };
+	parts[2] = (struct pmc_rb_part){ pad, ALIGN(len, 8) - len };
+	pmc_side_record(parts, 3, unmap ? pmc_wants_munmap : pmc_wants_mmap);
+	kfree(buf);
+}

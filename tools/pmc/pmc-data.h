@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The data file pmc-record writes and pmc-report reads.
+ *
+ * A file is one struct pmc_data_header, then (at header_size) the ring
+ * buffer's records exactly as the kernel wrote them, in the order they
+ * were read: each starts with a struct pmc_event_header and is a
+ * multiple of 8 bytes long. Keeping the kernel's layout means the file
+ * needs no second format, and a new record type passes through unchanged.
+ *
+ * Everything is in the byte order of the machine that recorded; a file
+ * from a machine of the other order shows up as a byte-swapped magic.
+ */
+#ifndef _PMC_DATA_H
+#define _PMC_DATA_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <linux/pmc.h>
+
+#define PMC_DATA_BOOT_ID_PATH	"/proc/sys/kernel/random/boot_id"
+
+/* "PMCDATA1" read as a little-endian u64. */
+#define PMC_DATA_MAGIC		0x3141544144434d50ULL
+#define PMC_DATA_VERSION	1
+
+/* data_size of a recording that did not finish (pmc-record was killed). */
+#define PMC_DATA_SIZE_UNKNOWN	(~0ULL)
+
+#define PMC_DATA_EVENT_LEN	64
+#define PMC_DATA_COMM_LEN	16	/* the kernel's TASK_COMM_LEN */
+#define PMC_DATA_CMDLINE_LEN	256
+#define PMC_DATA_BOOT_ID_LEN	40	/* a UUID and its NUL, padded */
+
+struct pmc_data_header {
+	__u64 magic;			/* PMC_DATA_MAGIC */
+	__u32 version;			/* PMC_DATA_VERSION */
+	__u32 header_size;		/* records start at this offset */
+	struct pmc_attr attr;		/* as pmc_open() accepted it */
+	/*
+	 * Written once recording ends; until then data_size is
+	 * PMC_DATA_SIZE_UNKNOWN and the counts are 0.
+	 */
+	__u64 data_size;		/* bytes of records after the header */
+	__u64 nr_samples;		/* sample records among them */
+	__u64 nr_lost;			/* sum of PMC_EVENT_LOST counts */
+	__u32 pid;			/* the command's process */
+	__u32 __pad;
+	/* NUL-terminated strings, zero-filled. */
+	char event[PMC_DATA_EVENT_LEN];	/* event name as given to -e */
+	char comm[PMC_DATA_COMM_LEN];	/* the command's comm after exec */
+	char cmdline[PMC_DATA_CMDLINE_LEN]; /* the command line, truncated */
+	/*
+	 * /proc/sys/kernel/random/boot_id when recording, "" if unknown:
+	 * kernel addresses only resolve against the same boot's kallsyms.
+	 */
+	char boot_id[PMC_DATA_BOOT_ID_LEN];
+};
+
+_Static_assert(sizeof(struct pmc_data_header) % 8 == 0,
+	       "records after the header must stay 8-byte aligned");
+
+/* PMC_EVENT_MMAP and PMC_EVENT_MUNMAP, followed by the file name. */
+struct pmc_data_mmap {
+	struct pmc_event_header header;
+	__u32 pid, tid;
+	__u64 addr, len;
+	__u64 pgoff;			/* file offset of addr, in bytes */
+	char filename[];		/* NUL-terminated, padded to 8 bytes */
+};
+
+struct pmc_data_comm {
+	struct pmc_event_header header;
+	__u32 pid, tid;
+	char comm[];			/* NUL-terminated, padded to 8 bytes */
+};
+
+struct pmc_data_lost {
+	struct pmc_event_header header;
+	__u64 id;
+	__u64 lost;			/* samples that did not fit */
+};
+
+/*
+ * A sample is told apart by the overflow bit alone: its type is the
+ * counter's record_type, which may equal a non-sample type number.
+ */
+static inline bool pmc_data_is_sample(const struct pmc_event_header *h)
+{
+	return h->misc & PMC_EVENT_MISC_OVERFLOW;
+}
+
+/* This boot's id, or "" if it cannot be read. */
+static inline void pmc_data_boot_id(char *buf, size_t size)
+{
+	FILE *f = fopen(PMC_DATA_BOOT_ID_PATH, "re");
+
+	buf[0] = '\0';
+	if (!f)
+		return;
+	if (!fgets(buf, size, f))
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+#endif /* _PMC_DATA_H */

@@ -1,0 +1,2148 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Selftests for pmc_open(2) sampling: the mmap()ed ring buffer, its
+ * records, poll(), SIGIO, PMC_IOC_REFRESH and the locked-memory limits.
+ *
+ * Software counters sample everywhere; the one hardware test needs a
+ * PMU (in QEMU: a boot with pmc_emu=MODEL) and skips without one. The
+ * binary runs as root and as an unprivileged user: counters exclude
+ * kernel mode (pmc_paranoid defaults to 2), and the tests about what
+ * unprivileged users may see run in a child that drops root first.
+ *
+ * Build with frame pointers (see the Makefile): the callchain test
+ * walks them.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include "../kselftest_harness.h"
+#include "pmc_util.h"
+
+#define PARANOID_PATH	"/proc/sys/kernel/pmc_paranoid"
+#define MLOCK_KB_PATH	"/proc/sys/kernel/pmc_mlock_kb"
+#define NOBODY		65534
+
+/* comm_records execs this binary with this argument: exit at once. */
+#define EXEC_EXIT_ARG	"--pmc-sample-exec-exit"
+
+/* User addresses end here; kernel addresses start at KERNEL_START. */
+#define USER_END	0x0000800000000000ULL
+#define KERNEL_START	0xffff800000000000ULL
+
+#define CALLCHAIN_MAX	64
+#define RB_MAX_ORDER	16
+
+#define SAMPLE_MISC_USER	(PMC_EVENT_MISC_OVERFLOW | PMC_EVENT_MISC_USER)
+
+/* Fields of a sample, as record_type bits. */
+#define REC_BASIC	(PMC_RECORD_IP | PMC_RECORD_TID | PMC_RECORD_TIME)
+#define REC_FAULT	(REC_BASIC | PMC_RECORD_ADDR)
+/* Bytes of a REC_FAULT sample: header, ip, pid/tid, time, addr. */
+#define FAULT_SAMPLE_SIZE	40
+
+/* A sampling counter that never overflows, for side records only. */
+#define NEVER_PERIOD	(1ULL << 62)
+
+/*
+ * Checks for forked children. ASSERT_*() must not be used there: the
+ * longjmp would run the fixture teardown in the child. A child reports
+ * the first failed check on stderr and through its exit status.
+ */
+#define CHILD_CHECK(cond, fmt, ...) do {				\
+	if (!(cond)) {							\
+		fprintf(stderr, "# %s:%d: child check '%s' failed: " fmt "\n", \
+			__FILE__, __LINE__, #cond, ##__VA_ARGS__);	\
+		return 1;						\
+	}								\
+} while (0)
+
+/* Stop checking sample after sample once one check failed. */
+#define FAILED()	(_metadata->exit_code == KSFT_FAIL)
+
+static pid_t sys_gettid(void)
+{
+	return syscall(SYS_gettid);
+}
+
+static bool user_addr(__u64 addr)
+{
+	return addr && addr < USER_END;
+}
+
+/* @got is within @pct percent of @want, plus @slack. */
+static bool near(__u64 got, __u64 want, unsigned int pct, __u64 slack)
+{
+	__u64 tolerance = want * pct / 100 + slack;
+
+	return got + tolerance >= want && got <= want + tolerance;
+}
+
+/*
+ * The ring-buffer reader.
+ *
+ * rb_begin() reads data_head, rb_next() copies out one record at a time
+ * (records may wrap at the end of the data area), rb_done() hands the
+ * space back by writing data_tail in a read-write mapping.
+ */
+struct rb {
+	void *base;
+	size_t map_len;
+	struct pmc_mmap_page *up;
+	char *data;
+	__u64 size;		/* bytes of data, a power of 2 */
+	bool rw;		/* read-write: we own data_tail */
+	__u64 pos;		/* the next record */
+	__u64 head;		/* data_head at rb_begin() */
+	char err[160];		/* why rb_next() gave up */
+};
+
+/* One record, copied out of the buffer, 8-byte aligned. */
+union rb_rec {
+	struct pmc_event_header h;
+	__u64 words[8192 / sizeof(__u64)];
+	char bytes[8192];
+};
+
+struct mmap_rec {
+	struct pmc_event_header h;
+	__u32 pid, tid;
+	__u64 addr, len, pgoff;
+	char filename[];
+};
+
+struct comm_rec {
+	struct pmc_event_header h;
+	__u32 pid, tid;
+	char comm[];
+};
+
+struct lost_rec {
+	struct pmc_event_header h;
+	__u64 id;
+	__u64 lost;
+};
+
+static size_t rb_len(unsigned int data_pages)
+{
+	return (1 + (size_t)data_pages) * page_size();
+}
+
+/* Map @data_pages of @fd's buffer. Return: 0, or mmap()'s errno. */
+static int rb_map(struct rb *rb, int fd, unsigned int data_pages, bool rw)
+{
+	int prot = PROT_READ | (rw ? PROT_WRITE : 0);
+
+	memset(rb, 0, sizeof(*rb));
+	rb->map_len = rb_len(data_pages);
+	rb->base = mmap(NULL, rb->map_len, prot, MAP_SHARED, fd, 0);
+	if (rb->base == MAP_FAILED)
+		return errno;
+	rb->up = rb->base;
+	rb->data = (char *)rb->base + page_size();
+	rb->size = (__u64)data_pages * page_size();
+	rb->rw = rw;
+	return 0;
+}
+
+static void rb_unmap(struct rb *rb)
+{
+	if (rb->base && rb->base != MAP_FAILED)
+		munmap(rb->base, rb->map_len);
+	rb->base = NULL;
+}
+
+static __u64 rb_data_head(struct rb *rb)
+{
+	return *(volatile __u64 *)&rb->up->data_head;
+}
+
+/* Snapshot data_head; records up to it may be read after this. */
+static __u64 rb_begin(struct rb *rb)
+{
+	rb->head = rb_data_head(rb);
+	__sync_synchronize();		/* pairs with the kernel's (B) */
+	return rb->head;
+}
+
+/* Return: 1 with the next record in @rec, 0 at the end, -1 if malformed. */
+static int rb_next(struct rb *rb, union rb_rec *rec)
+{
+	__u64 left = rb->head - rb->pos, off, first;
+	unsigned int size;
+
+	if (!left)
+		return 0;
+	off = rb->pos & (rb->size - 1);
+	if (left < sizeof(rec->h) || left > rb->size || off % 8) {
+		snprintf(rb->err, sizeof(rb->err),
+			 "bad position: pos %llu head %llu size %llu",
+			 (unsigned long long)rb->pos,
+			 (unsigned long long)rb->head,
+			 (unsigned long long)rb->size);
+		return -1;
+	}
+	/* 8-byte aligned and 8 bytes long: a header never wraps */
+	memcpy(&rec->h, rb->data + off, sizeof(rec->h));
+	size = rec->h.size;
+	if (size < sizeof(rec->h) || size % 8 || size > left ||
+	    size > sizeof(*rec)) {
+		snprintf(rb->err, sizeof(rb->err),
+			 "bad record at %llu: type %u misc %#x size %u, %llu bytes left",
+			 (unsigned long long)rb->pos, rec->h.type, rec->h.misc,
+			 size, (unsigned long long)left);
+		return -1;
+	}
+	first = size < rb->size - off ? size : rb->size - off;
+	memcpy(rec->bytes, rb->data + off, first);
+	memcpy(rec->bytes + first, rb->data, size - first);
+	rb->pos += size;
+	return 1;
+}
+
+/* Give the records read so far back to the kernel. */
+static void rb_done(struct rb *rb)
+{
+	__sync_synchronize();		/* pairs with the kernel's (A) */
+	if (rb->rw)
+		*(volatile __u64 *)&rb->up->data_tail = rb->pos;
+}
+
+/* time_enabled and time_running of page 0, under its seqcount. */
+static void rb_times(struct rb *rb, __u64 *enabled, __u64 *running)
+{
+	volatile struct pmc_mmap_page *up = rb->up;
+	__u32 seq;
+
+	do {
+		seq = up->lock;
+		__sync_synchronize();
+		*enabled = up->time_enabled;
+		*running = up->time_running;
+		__sync_synchronize();
+	} while ((seq & 1) || up->lock != seq);
+}
+
+/* A sample record, unpacked. */
+struct sample {
+	__u16 misc;
+	__u64 ip;
+	__u32 pid, tid;
+	__u64 time;
+	__u64 addr;
+	__u64 group_nr;
+	__u16 nr, hv, kernel, user;	/* callchain */
+	__u64 ips[CALLCHAIN_MAX];
+};
+
+/*
+ * parse_sample() - unpack a sample with the fields of @type
+ *
+ * Return: true if the record is a sample of @type whose fields fill it
+ * exactly; else false with the reason in @err.
+ */
+static bool parse_sample(const union rb_rec *rec, __u32 type, struct sample *s,
+			 char *err, size_t errlen)
+{
+	const __u64 *p = rec->words + 1, *end = rec->words + rec->h.size / 8;
+	__u64 w;
+
+#define NEED(n) do {							\
+	if ((__u64)(end - p) < (__u64)(n)) {				\
+		snprintf(err, errlen, "sample of %u bytes too short",	\
+			 rec->h.size);					\
+		return false;						\
+	}								\
+} while (0)
+
+	memset(s, 0, offsetof(struct sample, ips));
+	s->misc = rec->h.misc;
+	if (rec->h.type != type || !(rec->h.misc & PMC_EVENT_MISC_OVERFLOW)) {
+		snprintf(err, errlen, "sample type %u misc %#x, want type %u",
+			 rec->h.type, rec->h.misc, type);
+		return false;
+	}
+	if (type & PMC_RECORD_IP) {
+		NEED(1);
+		s->ip = *p++;
+	}
+	if (type & PMC_RECORD_TID) {
+		NEED(1);
+		s->pid = (__u32)*p;
+		s->tid = *p++ >> 32;
+	}
+	if (type & PMC_RECORD_TIME) {
+		NEED(1);
+		s->time = *p++;
+	}
+	if (type & PMC_RECORD_ADDR) {
+		NEED(1);
+		s->addr = *p++;
+	}
+	if (type & PMC_RECORD_GROUP) {
+		NEED(1);
+		s->group_nr = *p++;
+		NEED(2 * s->group_nr);
+		p += 2 * s->group_nr;
+	}
+	if (type & PMC_RECORD_CALLCHAIN) {
+		NEED(1);
+		w = *p++;
+		s->nr = w;
+		s->hv = w >> 16;
+		s->kernel = w >> 32;
+		s->user = w >> 48;
+		if (s->nr > CALLCHAIN_MAX ||
+		    s->nr != s->hv + s->kernel + s->user) {
+			snprintf(err, errlen,
+				 "callchain nr %u hv %u kernel %u user %u",
+				 s->nr, s->hv, s->kernel, s->user);
+			return false;
+		}
+		NEED(s->nr);
+		memcpy(s->ips, p, s->nr * sizeof(*p));
+		p += s->nr;
+	}
+	if (p != end) {
+		snprintf(err, errlen, "sample of %u bytes, fields end at %zu",
+			 rec->h.size, (size_t)((const char *)p - rec->bytes));
+		return false;
+	}
+	return true;
+#undef NEED
+}
+
+/* Samples and LOST records read from a buffer, over any number of reads. */
+struct records {
+	struct sample *s;
+	size_t nr, cap;
+	unsigned int nr_lost;	/* LOST records */
+	__u64 lost;		/* their total */
+	__u64 lost_id;		/* id of the last one */
+	unsigned int nr_other;	/* MMAP, MUNMAP, COMM */
+	char err[200];
+};
+
+/* Room for @cap samples up front, so reading does not fault much. */
+static int records_init(struct records *r, size_t cap)
+{
+	memset(r, 0, sizeof(*r));
+	r->s = calloc(cap, sizeof(*r->s));
+	if (!r->s)
+		return -1;
+	r->cap = cap;
+	return 0;
+}
+
+static void records_free(struct records *r)
+{
+	free(r->s);
+	r->s = NULL;
+	r->nr = r->cap = 0;
+}
+
+/*
+ * rb_collect() - read every record up to data_head into @r, and drain
+ *
+ * Samples must have @type. Return: true, or false with the reason in
+ * r->err.
+ */
+static bool rb_collect(struct rb *rb, __u32 type, struct records *r)
+{
+	static union rb_rec rec;
+	const struct lost_rec *lost;
+	struct sample *grown;
+	int ret;
+
+	rb_begin(rb);
+	while ((ret = rb_next(rb, &rec)) > 0) {
+		if (!(rec.h.misc & PMC_EVENT_MISC_OVERFLOW)) {
+			if (rec.h.type != PMC_EVENT_LOST) {
+				r->nr_other++;
+				continue;
+			}
+			if (rec.h.size != sizeof(*lost)) {
+				snprintf(r->err, sizeof(r->err),
+					 "LOST record of %u bytes", rec.h.size);
+				return false;
+			}
+			lost = (const struct lost_rec *)&rec;
+			r->nr_lost++;
+			r->lost += lost->lost;
+			r->lost_id = lost->id;
+			continue;
+		}
+		if (r->nr == r->cap) {
+			r->cap = r->cap ? 2 * r->cap : 256;
+			grown = realloc(r->s, r->cap * sizeof(*r->s));
+			if (!grown) {
+				snprintf(r->err, sizeof(r->err), "out of memory");
+				return false;
+			}
+			r->s = grown;
+		}
+		if (!parse_sample(&rec, type, &r->s[r->nr], r->err,
+				  sizeof(r->err)))
+			return false;
+		r->nr++;
+	}
+	if (ret < 0) {
+		snprintf(r->err, sizeof(r->err), "%s", rb->err);
+		return false;
+	}
+	rb_done(rb);
+	return true;
+}
+
+/*
+ * fdinfo_field() - the value of line @key in /proc/self/fdinfo/@fd
+ *
+ * Return: 0 with the text after "key:" and its blanks in @val, or an
+ * errno; ENOENT when there is no such line.
+ */
+static int fdinfo_field(int fd, const char *key, char *val, size_t len)
+{
+	size_t klen = strlen(key);
+	char path[64], line[256], *p;
+	int err = ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) || line[klen] != ':')
+			continue;
+		p = line + klen + 1;
+		p += strspn(p, " \t");
+		p[strcspn(p, "\n")] = '\0';
+		snprintf(val, len, "%s", p);
+		err = 0;
+		break;
+	}
+	fclose(f);
+	return err;
+}
+
+/* Overflows counter @fd took, or -1. */
+static long long fdinfo_overflows(int fd)
+{
+	char val[32];
+
+	if (fdinfo_field(fd, "pmc-overflows", val, sizeof(val)))
+		return -1;
+	return strtoll(val, NULL, 10);
+}
+
+/* VmPin of this process in kB, or -1. */
+static long vmpin_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f;
+
+	f = fopen("/proc/self/status", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/* A user-mode sampling software counter; errno on failure. */
+static int sampler_open_errno(unsigned int id, __u64 period, __u32 type,
+			      pid_t pid, bool disabled)
+{
+	struct pmc_attr attr;
+
+	pmc_sw_attr(&attr, id, 0);
+	attr.irq_period = period;
+	attr.record_type = type;
+	attr.disabled = disabled;
+	return sys_pmc_open(&attr, pid, -1, -1, 0);
+}
+
+/* Open a counter or fail the test. */
+static int counter_open(struct __test_metadata *_metadata,
+			struct pmc_attr *attr, pid_t pid)
+{
+	int fd = sys_pmc_open(attr, pid, -1, -1, 0);
+	int err = errno;
+
+	ASSERT_LE(0, fd) {
+		TH_LOG("pmc_open(config %#llx, period %llu, pid %d): %s",
+		       (unsigned long long)attr->config,
+		       (unsigned long long)attr->irq_period, pid, strerror(err));
+	}
+	return fd;
+}
+
+/* A user-mode software sampler on @pid, or fail the test. */
+static int sampler_open(struct __test_metadata *_metadata, unsigned int id,
+			__u64 period, __u32 type, pid_t pid, bool disabled)
+{
+	struct pmc_attr attr;
+
+	pmc_sw_attr(&attr, id, 0);
+	attr.irq_period = period;
+	attr.record_type = type;
+	attr.disabled = disabled;
+	return counter_open(_metadata, &attr, pid);
+}
+
+static void counter_ioctl(struct __test_metadata *_metadata, int fd,
+			  unsigned long cmd)
+{
+	ASSERT_EQ(0, ioctl(fd, cmd, 0)) {
+		TH_LOG("ioctl(%d, %#lx): %s", fd, cmd, strerror(errno));
+	}
+}
+
+static __u64 counter_value(struct __test_metadata *_metadata, int fd)
+{
+	struct pmc_reading r = { };
+	int ret = pmc_read(fd, 0, &r);
+
+	ASSERT_EQ(0, ret) TH_LOG("read() of fd %d: %d", fd, ret);
+	return r.value;
+}
+
+static __u64 overflows(struct __test_metadata *_metadata, int fd)
+{
+	long long n = fdinfo_overflows(fd);
+
+	ASSERT_LE(0, n) TH_LOG("no pmc-overflows in fdinfo of fd %d", fd);
+	return n;
+}
+
+static void map_buffer(struct __test_metadata *_metadata, struct rb *rb,
+		       int fd, unsigned int data_pages, bool rw)
+{
+	int err = rb_map(rb, fd, data_pages, rw);
+
+	ASSERT_EQ(0, err) {
+		TH_LOG("mmap of 1+%u pages (%s): %s", data_pages,
+		       rw ? "read-write" : "read-only", strerror(err));
+	}
+}
+
+static void collect(struct __test_metadata *_metadata, struct rb *rb,
+		    __u32 type, struct records *r)
+{
+	ASSERT_TRUE(rb_collect(rb, type, r)) TH_LOG("%s", r->err);
+}
+
+static void records_reserve(struct __test_metadata *_metadata,
+			    struct records *r, size_t cap)
+{
+	ASSERT_EQ(0, records_init(r, cap));
+}
+
+/* Fresh anonymous pages, or fail the test. */
+static char *fresh_pages(struct __test_metadata *_metadata, size_t nr)
+{
+	char *p = map_fresh_pages(nr);
+
+	ASSERT_NE(NULL, p) TH_LOG("mmap: %s", strerror(errno));
+	return p;
+}
+
+/* Index of the page of @region that @addr is in, or -1. */
+static long region_page(const char *region, size_t nr, __u64 addr)
+{
+	__u64 start = (unsigned long)region;
+
+	if (addr < start || addr >= start + nr * page_size())
+		return -1;
+	return (addr - start) / page_size();
+}
+
+/* POLL* bits poll() reports for @fd now, without waiting. */
+static short poll_now(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	if (poll(&pfd, 1, 0) < 0)
+		return -1;
+	return pfd.revents;
+}
+
+/* pmc_emu= on the kernel command line, or NULL. */
+static const char *cmdline_emu(void)
+{
+	static char value[32];
+	char buf[4096], *tok, *save;
+	const char *found = NULL;
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/cmdline", O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	for (tok = strtok_r(buf, " \t\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\n", &save)) {
+		if (!strncmp(tok, "pmc_emu=", 8)) {
+			snprintf(value, sizeof(value), "%s", tok + 8);
+			found = value;
+		}
+	}
+	return found;
+}
+
+/*
+ * The hot loop and its two callers, in this order, each with a frame
+ * pointer whatever the compiler flags: hot_outer() calls hot_middle(),
+ * which calls hot_loop(), which counts @iters down. Each function's
+ * range is [it, the next one); hot_end marks the end of the last.
+ */
+void pmc_hot_loop(unsigned long iters);
+void pmc_hot_middle(unsigned long iters);
+void pmc_hot_outer(unsigned long iters);
+extern const char pmc_hot_end[];
+
+asm(".pushsection .text\n"
+    ".p2align 4\n"
+    ".type pmc_hot_loop, @function\n"
+    "pmc_hot_loop:\n"
+    "	push %rbp\n"
+    "	mov %rsp, %rbp\n"
+    "	test %rdi, %rdi\n"
+    "	jz 2f\n"
+    "1:	dec %rdi\n"
+    "	jnz 1b\n"
+    "2:	pop %rbp\n"
+    "	ret\n"
+    ".size pmc_hot_loop, . - pmc_hot_loop\n"
+    ".p2align 4\n"
+    ".type pmc_hot_middle, @function\n"
+    "pmc_hot_middle:\n"
+    "	push %rbp\n"
+    "	mov %rsp, %rbp\n"
+    "	call pmc_hot_loop\n"
+    "	pop %rbp\n"
+    "	ret\n"
+    ".size pmc_hot_middle, . - pmc_hot_middle\n"
+    ".p2align 4\n"
+    ".type pmc_hot_outer, @function\n"
+    "pmc_hot_outer:\n"
+    "	push %rbp\n"
+    "	mov %rsp, %rbp\n"
+    "	call pmc_hot_middle\n"
+    "	pop %rbp\n"
+    "	ret\n"
+    ".size pmc_hot_outer, . - pmc_hot_outer\n"
+    "pmc_hot_end:\n"
+    "	int3\n"
+    ".popsection\n");
+
+#define hot_loop	pmc_hot_loop
+#define hot_middle	pmc_hot_middle
+#define hot_outer	pmc_hot_outer
+#define hot_end		pmc_hot_end
+
+#define FN(f)	((__u64)(unsigned long)(f))
+
+static bool in_fn(__u64 ip, __u64 start, __u64 end)
+{
+	return ip >= start && ip < end;
+}
+
+static void check_hot_layout(struct __test_metadata *_metadata)
+{
+	ASSERT_TRUE(FN(hot_loop) < FN(hot_middle) &&
+		    FN(hot_middle) < FN(hot_outer) &&
+		    FN(hot_outer) < FN(hot_end) &&
+		    FN(hot_end) - FN(hot_loop) < 4096) {
+		TH_LOG("functions out of order: hot_loop %#llx hot_middle %#llx hot_outer %#llx hot_end %#llx",
+		       FN(hot_loop), FN(hot_middle), FN(hot_outer),
+		       FN(hot_end));
+	}
+}
+
+/* Iterations of hot_loop() that take at least @ns of CPU time. */
+static unsigned long hot_calibrate(__u64 ns)
+{
+	unsigned long iters = 1UL << 12;
+	__u64 start;
+
+	for (;;) {
+		start = thread_cputime_ns();
+		hot_outer(iters);
+		if (thread_cputime_ns() - start >= ns || iters >= 1UL << 40)
+			return iters;
+		iters *= 2;
+	}
+}
+
+/* Spend @ns of CPU time in hot_loop(), @iters at a time. */
+static void hot_run(unsigned long iters, __u64 ns)
+{
+	__u64 start = thread_cputime_ns();
+
+	while (thread_cputime_ns() - start < ns)
+		hot_outer(iters);
+}
+
+/* Children */
+
+typedef int (*child_fn)(void *arg);
+
+/* Fork a child running @fn; it dies with its parent. Return: pid or -1. */
+static pid_t fork_child(child_fn fn, void *arg)
+{
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		_exit(fn(arg));
+	}
+	return pid;
+}
+
+static pid_t spawn(struct __test_metadata *_metadata, child_fn fn, void *arg)
+{
+	pid_t pid = fork_child(fn, arg);
+
+	ASSERT_LE(0, pid) TH_LOG("fork: %s", strerror(errno));
+	return pid;
+}
+
+/* Reap @pid, which must exit normally. Return: its exit code. */
+static int reap(struct __test_metadata *_metadata, pid_t pid,
+		struct rusage *usage)
+{
+	struct rusage ignored;
+	int status;
+
+	ASSERT_EQ(pid, wait4(pid, &status, 0, usage ?: &ignored));
+	ASSERT_TRUE(WIFEXITED(status)) {
+		TH_LOG("child %d ended with status %#x", pid, status);
+	}
+	return WEXITSTATUS(status);
+}
+
+/* Drop root to nobody; stay dumpable so that pid checks see a user task. */
+static int drop_privileges(void)
+{
+	if (geteuid() != 0)
+		return 0;
+	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
+	    setresuid(NOBODY, NOBODY, NOBODY))
+		return -1;
+	prctl(PR_SET_DUMPABLE, 1);
+	return 0;
+}
+
+struct unprivileged_call {
+	child_fn fn;
+	void *arg;
+};
+
+static int unprivileged_trampoline(void *arg)
+{
+	struct unprivileged_call *call = arg;
+
+	CHILD_CHECK(drop_privileges() == 0, "%s", strerror(errno));
+	CHILD_CHECK(geteuid() != 0, "still root");
+	return call->fn(call->arg);
+}
+
+/* Run @fn(@arg) in a child that is not root; it must return 0. */
+static void run_unprivileged(struct __test_metadata *_metadata, child_fn fn,
+			     void *arg)
+{
+	struct unprivileged_call call = { .fn = fn, .arg = arg };
+	pid_t pid = spawn(_metadata, unprivileged_trampoline, &call);
+
+	ASSERT_EQ(0, reap(_metadata, pid, NULL));
+}
+
+/*
+ * A child that touches its fresh pages when told to: the parent writes
+ * a count n (1..255) and reads it back once n more pages are touched;
+ * 0 makes the child exit.
+ */
+struct stepper {
+	int cmd[2];
+	int ack[2];
+	char *pages;
+	size_t nr_pages;
+	size_t next;
+	pid_t pid;
+};
+
+static int stepper_main(void *arg)
+{
+	struct stepper *st = arg;
+	unsigned char n;
+
+	close(st->cmd[1]);
+	close(st->ack[0]);
+	while (read(st->cmd[0], &n, 1) == 1) {
+		if (!n)
+			return 0;
+		CHILD_CHECK(st->next + n <= st->nr_pages, "out of pages");
+		touch_pages(st->pages + st->next * page_size(), n);
+		st->next += n;
+		CHILD_CHECK(write(st->ack[1], &n, 1) == 1, "%s",
+			    strerror(errno));
+	}
+	return 1;
+}
+
+static void stepper_spawn(struct __test_metadata *_metadata,
+			  struct stepper *st, size_t nr_pages)
+{
+	memset(st, 0, sizeof(*st));
+	st->nr_pages = nr_pages;
+	st->pages = fresh_pages(_metadata, nr_pages);
+	ASSERT_EQ(0, pipe(st->cmd));
+	ASSERT_EQ(0, pipe(st->ack));
+	st->pid = spawn(_metadata, stepper_main, st);
+	close(st->cmd[0]);
+	close(st->ack[1]);
+}
+
+static void stepper_send(struct __test_metadata *_metadata,
+			 struct stepper *st, unsigned char n)
+{
+	ASSERT_EQ(1, write(st->cmd[1], &n, 1));
+}
+
+static void stepper_wait(struct __test_metadata *_metadata,
+			 struct stepper *st)
+{
+	unsigned char n;
+
+	ASSERT_EQ(1, read(st->ack[0], &n, 1)) TH_LOG("stepper child died");
+}
+
+/* Touch @n more pages in the child and wait until it has. */
+static void stepper_step(struct __test_metadata *_metadata,
+			 struct stepper *st, unsigned char n)
+{
+	stepper_send(_metadata, st, n);
+	stepper_wait(_metadata, st);
+}
+
+static void stepper_quit(struct __test_metadata *_metadata,
+			 struct stepper *st)
+{
+	stepper_send(_metadata, st, 0);
+	ASSERT_EQ(0, reap(_metadata, st->pid, NULL));
+	close(st->cmd[1]);
+	close(st->ack[0]);
+}
+
+/* The fixture */
+
+FIXTURE(sample) {
+	bool root;
+};
+
+FIXTURE_SETUP(sample)
+{
+	struct pmc_attr attr;
+	int fd, err;
+
+	self->root = geteuid() == 0;
+	/* A kernel without pmc_open(2) must fail every test, not skip. */
+	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
+	fd = sys_pmc_open(&attr, 0, -1, -1, 0);
+	err = errno;
+	ASSERT_LE(0, fd) {
+		TH_LOG("cannot open a user-mode task-clock counter: %s",
+		       strerror(err));
+	}
+	close(fd);
+}
+
+FIXTURE_TEARDOWN(sample)
+{
+}
+
+/*
+ * A 1 ms task-clock sampler over 200 ms of CPU time: one sample per
+ * millisecond the clock counted, in time order, all of this thread in
+ * user mode.
+ */
+TEST_F(sample, task_clock_1ms)
+{
+	const __u64 period = NSEC_PER_MSEC, slack = NSEC_PER_MSEC;
+	__u64 value, cpu, t0, t1, prev = 0, enabled, running;
+	pid_t pid = getpid(), tid = sys_gettid();
+	struct records r;
+	struct sample *s;
+	struct rb rb;
+	size_t i;
+	int fd;
+
+	fd = sampler_open(_metadata, PMC_SW_TASK_CLOCK, period, REC_BASIC, 0,
+			  true);
+	map_buffer(_metadata, &rb, fd, 4, true);
+	EXPECT_EQ(1, rb.up->version);
+	EXPECT_EQ(1, rb.up->compat_version);
+	EXPECT_EQ(0, rb.up->index);
+	EXPECT_EQ(0, rb_data_head(&rb));
+	records_reserve(_metadata, &r, 512);
+
+	t0 = monotonic_ns();
+	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
+	cpu = burn_cpu(200 * NSEC_PER_MSEC);
+	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
+	t1 = monotonic_ns();
+	value = counter_value(_metadata, fd);
+	collect(_metadata, &rb, REC_BASIC, &r);
+
+	EXPECT_EQ(0, r.nr_lost);
+	EXPECT_EQ(0, r.nr_other);
+	EXPECT_TRUE(near(r.nr, value / period, 10, 1)) {
+		TH_LOG("%zu samples; the clock counted %llu ns: want %llu +-10%%",
+		       r.nr, (unsigned long long)value,
+		       (unsigned long long)(value / period));
+	}
+	EXPECT_TRUE(near(r.nr, cpu / period, 10, 2)) {
+		TH_LOG("%zu samples over %llu ns of CPU time", r.nr,
+		       (unsigned long long)cpu);
+	}
+	EXPECT_EQ(r.nr, overflows(_metadata, fd));
+
+	for (i = 0; i < r.nr; i++) {
+		s = &r.s[i];
+		EXPECT_EQ(SAMPLE_MISC_USER, s->misc) TH_LOG("sample %zu", i);
+		EXPECT_EQ(pid, s->pid) TH_LOG("sample %zu", i);
+		EXPECT_EQ(tid, s->tid) TH_LOG("sample %zu", i);
+		EXPECT_TRUE(user_addr(s->ip)) {
+			TH_LOG("sample %zu: ip %#llx", i,
+			       (unsigned long long)s->ip);
+		}
+		EXPECT_LT(prev, s->time) TH_LOG("sample %zu: time went back", i);
+		EXPECT_TRUE(s->time + slack >= t0 && s->time <= t1 + slack) {
+			TH_LOG("sample %zu: time %llu outside [%llu, %llu]", i,
+			       (unsigned long long)s->time,
+			       (unsigned long long)t0, (unsigned long long)t1);
+		}
+		prev = s->time;
+		if (FAILED())
+			break;
+	}
+
+	/* page 0 carries the counter's times */
+	rb_times(&rb, &enabled, &running);
+	EXPECT_GE(enabled, running);
+	EXPECT_GE(value + slack, running);
+
+	records_free(&r);
+	rb_unmap(&rb);
+	close(fd);
+}
+
+/*
+ * Page faults with period 1 and ADDR: one sample per fresh page, with
+ * that page's address; other faults may happen, but not in the region.
+ */
+TEST_F(sample, page_fault_addr)
+{
+	const size_t nr = 64;
+	unsigned char seen[64] = { };
+	size_t i, in_region = 0;
+	struct records r;
+	struct sample *s;
+	struct rb rb;
+	char *region;
+	long page;
+	int fd;
+
+	region = fresh_pages(_metadata, nr);
+	fd = sampler_open(_metadata, PMC_SW_PAGE_FAULTS, 1, REC_FAULT, 0, true);
+	map_buffer(_metadata, &rb, fd, 4, true);
+	records_reserve(_metadata, &r, 256);
+
+	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
+	touch_pages(region, nr);
+	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
+	collect(_metadata, &rb, REC_FAULT, &r);
+
+	EXPECT_EQ(0, r.nr_lost);
+	EXPECT_EQ(r.nr, overflows(_metadata, fd));
+	for (i = 0; i < r.nr; i++) {
+		s = &r.s[i];
+		page = region_page(region, nr, s->addr);
+		if (page < 0)
+			continue;
+		in_region++;
+		EXPECT_EQ(0, seen[page]) TH_LOG("page %ld faulted twice", page);
+		seen[page]++;
+		EXPECT_EQ((unsigned long)region + page * page_size(),
+			  s->addr & ~(__u64)(page_size() - 1));
+		EXPECT_EQ(SAMPLE_MISC_USER, s->misc);
+		EXPECT_EQ(getpid(), s->pid);
+		EXPECT_EQ(sys_gettid(), s->tid);
+		EXPECT_TRUE(user_addr(s->ip)) {
+			TH_LOG("ip %#llx", (unsigned long long)s->ip);
+		}
+		if (i)
+			EXPECT_LT(r.s[i - 1].time, s->time);
+		if (FAILED())
+			break;
+	}
+	EXPECT_EQ(nr, in_region) {
+		TH_LOG("%zu of %zu samples in the %zu touched pages", in_region,
+		       r.nr, nr);
+	}
+
+	records_free(&r);
+	rb_unmap(&rb);
+	close(fd);
+	munmap(region, nr * page_size());
+}
+
+/*
+ * Emulated cycles sampled every 100000 (100 us of CPU time) while the
+ * task runs a hot loop: nearly all samples land in that loop.
+ */
+TEST_F(sample, hot_loop_ips)
+{
+	const char *emu = cmdline_emu();
+	__u64 loop = FN(hot_loop), loop_end = FN(hot_middle);
+	size_t i, in_loop = 0;
+	struct pmc_attr attr;
+	unsigned long iters;
+	struct records r;
+	struct rb rb;
+	int fd, err;
+
+	check_hot_layout(_metadata);
+	memset(&attr, 0, sizeof(attr));
+	attr.config = PMC_CONFIG(PMC_TYPE_HARDWARE, PMC_HW_CPU_CYCLES);
+	attr.irq_period = 100000;
+	attr.record_type = PMC_RECORD_IP | PMC_RECORD_TID;
+	attr.exclude_kernel = 1;
+	attr.disabled = 1;
+	fd = sys_pmc_open(&attr, 0, -1, -1, 0);
+	err = errno;
+	if (fd < 0 && err == ENODEV && !emu)
+		SKIP(return, "no hardware PMU (boot with pmc_emu=MODEL for the emulated one)");
+	ASSERT_LE(0, fd) {
+		TH_LOG("pmc_open(cycles, period 100000)%s%s: %s",
+		       emu ? " with pmc_emu=" : "", emu ?: "", strerror(err));
+	}
+	map_buffer(_metadata, &rb, fd, 16, true);
+	records_reserve(_metadata, &r, 2048);
+
+	iters = hot_calibrate(2 * NSEC_PER_MSEC);
+	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
+	hot_run(iters, 100 * NSEC_PER_MSEC);
+	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
+	collect(_metadata, &rb, attr.record_type, &r);
+
+	/* 100 ms at 1 GHz is 1000 periods; some NMIs may come late */
+	ASSERT_LE(100, r.nr) TH_LOG("only %zu samples", r.nr);
+	EXPECT_EQ(r.nr + r.lost, overflows(_metadata, fd));
+	for (i = 0; i < r.nr; i++) {
+		if (in_fn(r.s[i].ip, loop, loop_end))
+			in_loop++;
+		EXPECT_EQ(getpid(), r.s[i].pid);
+		EXPECT_EQ(sys_gettid(), r.s[i].tid);
+		if (FAILED())
+			break;
+	}
+	EXPECT_LT(r.nr * 9, in_loop * 10) {
+		TH_LOG("%zu of %zu samples in hot_loop [%#llx, %#llx)",
+		       in_loop, r.nr, loop, loop_end);
+	}
+
+	records_free(&r);
+	rb_unmap(&rb);
+	close(fd);
+}
+
+/*
+ * A read-write buffer of one page filled by page-fault samples that
+ * nobody reads: the oldest samples stay, the rest are counted, and one
+ * LOST record reports them once room returns. Delivered plus lost is
+ * every overflow the counter took.
+ */
+TEST_F(sample, lost_records)
+{
+	const size_t nr = 512, nr2 = 16;
+	size_t i, first = 0, second = 0, fit;
+	char *region, *region2;
+	long page, last = -1;
+	struct records r;
+	struct rb rb;
+	int fd;
+
+	region = fresh_pages(_metadata, nr);
+	region2 = fresh_pages(_metadata, nr2);
+	fd = sampler_open(_metadata, PMC_SW_PAGE_FAULTS, 1, REC_FAULT, 0, true);
+	map_buffer(_metadata, &rb, fd, 1, true);
+	records_reserve(_metadata, &r, 1024);
+	fit = rb.size / FAULT_SAMPLE_SIZE;
+
+	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
+	touch_pages(region, nr);
+	/* The buffer is full: no LOST record could be written yet. */
+	collect(_metadata, &rb, REC_FAULT, &r);
+	EXPECT_EQ(0, r.nr_lost);
+	EXPECT_GE(fit, r.nr);
+	EXPECT_LE(fit - 2, r.nr) TH_LOG("only %zu samples kept", r.nr);
+	/* ...and holds the oldest samples: the first pages, in order */
+	for (i = 0; i < r.nr; i++) {
+		page = region_page(region, nr, r.s[i].addr);
+		if (page < 0)
+			continue;
+		EXPECT_EQ(last + 1, page) TH_LOG("sample %zu", i);
+		last = page;
+		first++;
+		if (FAILED())
+			break;
+	}
+	EXPECT_LE(r.nr - 2, first);
+
+	/* Room again: the next write reports the loss first. */
+	i = r.nr;
+	touch_pages(region2, nr2);
+	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
+	rb_begin(&rb);
+	ASSERT_LT(rb.pos, rb.head) TH_LOG("nothing after the drain");
+	{
+		union rb_rec *rec = malloc(sizeof(*rec));
+		__u64 pos = rb.pos;
+
+		ASSERT_NE(NULL, rec);
+		ASSERT_EQ(1, rb_next(&rb, rec)) TH_LOG("%s", rb.err);
+		EXPECT_EQ(PMC_EVENT_LOST, rec->h.type) {
+			TH_LOG("first record after the drain: type %u misc %#x",
+			       rec->h.type, rec->h.misc);
+		}
+		rb.pos = pos;
+		free(rec);
+	}
+	collect(_metadata, &rb, REC_FAULT, &r);
+	for (; i < r.nr; i++)
+		if (region_page(region2, nr2, r.s[i].addr) >= 0)
+			second++;
+	EXPECT_EQ(nr2, second);
+	EXPECT_EQ(1, r.nr_lost);
+	EXPECT_LE(nr - first, r.lost);
+	EXPECT_EQ(overflows(_metadata, fd), r.nr + r.lost) {
+		TH_LOG("%zu samples + %llu lost", r.nr,
+		       (unsigned long long)r.lost);
+	}
+
+	records_free(&r);
+	rb_unmap(&rb);
+	close(fd);
+	munmap(region, nr * page_size());
+	munmap(region2, nr2 * page_size());
+}
+
+/*
+ * A read-only mapping is overwritten: data_head runs past the buffer
+ * size and the buffer holds the newest samples, whole.
+ */
+TEST_F(sample, overwrite_mode)
+{
+	const size_t nr = 256, size = FAULT_SAMPLE_SIZE;
+	size_t i, in_region = 0;
+	long page, prev_page = -1;
+	__u64 head, start, prev = 0;
+	struct records r;
+	struct rb rb;
+	char *region;
+	int fd;
+
+	region = fresh_pages(_metadata, nr);
+	fd = sampler_open(_metadata, PMC_SW_PAGE_FAULTS, 1, REC_FAULT, 0, true);
+	map_buffer(_metadata, &rb, fd, 1, false);
+	records_reserve(_metadata, &r, 256);
+
+	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
+	touch_pages(region, nr);
+	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
+
+	head = rb_data_head(&rb);
+	/* nothing is lost in overwrite mode: every sample was written */
+	EXPECT_EQ(size * overflows(_metadata, fd), head);
+	ASSERT_LT(rb.size, head);
+
+	/* All records are samples of one size: they start at multiples. */
+	start = (head - rb.size + size - 1) / size * size;
+	rb.pos = start;
+	rb.head = head;
+	__sync_synchronize();
+	ASSERT_TRUE(rb_collect(&rb, REC_FAULT, &r)) TH_LOG("%s", r.err);
+	EXPECT_EQ(0, r.nr_lost);
+	EXPECT_EQ((head - start) / size, r.nr);
+	for (i = 0; i < r.nr; i++) {
+		EXPECT_EQ(SAMPLE_MISC_USER, r.s[i].misc);
+		EXPECT_EQ(getpid(), r.s[i].pid);
+		EXPECT_LT(prev, r.s[i].time) TH_LOG("sample %zu", i);
+		prev = r.s[i].time;
+		page = region_page(region, nr, r.s[i].addr);
+		if (page < 0)
+			continue;
+		if (prev_page >= 0)
+			EXPECT_EQ(prev_page + 1, page) TH_LOG("sample %zu", i);
+		prev_page = page;
+		in_region++;
+		if (FAILED())
+			break;
+	}
+	/* the newest data: up to the last page touched */
+	EXPECT_EQ(nr - 1, prev_page);
+	EXPECT_LE(r.nr - 2, in_region);
+
+	records_free(&r);
+	rb_unmap(&rb);
+	close(fd);
+	munmap(region, nr * page_size());
+}
+
+/* Path of this binary, as the kernel prints it. */
+static void self_exe(struct __test_metadata *_metadata, char *path,
+		     size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", path, len - 1);
+
+	ASSERT_LT(0, n) TH_LOG("readlink /proc/self/exe: %s", strerror(errno));
+	path[n] = '\0';
+}
+
+/* The first MMAP or MUNMAP (@type) record in @rb at @addr, or -1. */
+static int find_mmap_rec(struct rb *rb, __u32 type, __u64 addr,
+			 union rb_rec *rec)
+{
+	int ret;
+
+	rb_begin(rb);
+	rb->pos = 0;
+	while ((ret = rb_next(rb, rec)) > 0) {
+		const struct mmap_rec *m = (const void *)rec;
+
+		if (rec->h.misc & PMC_EVENT_MISC_OVERFLOW ||
+		    rec->h.type != type)
+			continue;
+		if (rec->h.size >= sizeof(*m) && m->addr == addr)
+			return 0;
+	}
+	return -1;
+}
+
+static void check_mmap_rec(struct __test_metadata *_metadata,
+			   const union rb_rec *rec, __u64 addr, __u64 len,
+			   __u64 pgoff, const char *path)
+{
+	const struct mmap_rec *m = (const void *)rec;
+	size_t name_len = strlen(path) + 1;
+
+	EXPECT_EQ(sizeof(*m) + ((name_len + 7) & ~7UL), rec->h.size);
+	EXPECT_EQ(getpid(), m->pid);
+	EXPECT_EQ(sys_gettid(), m->tid);
+	EXPECT_EQ(addr, m->addr);
+	EXPECT_EQ(len, m->len);
+	EXPECT_EQ(pgoff, m->pgoff);
+	if (rec->h.size >= sizeof(*m) + name_len) {
+		EXPECT_STREQ(path, m->filename);
+	} else {
+		EXPECT_TRUE(0) TH_LOG("record too short for \"%s\"", path);
+	}
+}
+
+/*
+ * attr.mmap and attr.munmap: PROT_EXEC file mappings give MMAP and
+ * MUNMAP records with the address, length, offset and path; other
+ * mappings give none, and a counter without munmap gets no MUNMAP.
+ */
+TEST_F(sample, mmap_records)
+{
+	union rb_rec *rec = malloc(sizeof(*rec));
+	size_t page = page_size();
+	struct pmc_attr attr;
+	char path[PATH_MAX];
+	void *code, *code2, *data;
+	struct rb rb, rb2;
+	int fd, fd2, file;
+
+	ASSERT_NE(NULL, rec);
+	self_exe(_metadata, path, sizeof(path));
+	file = open(path, O_RDONLY);
+	ASSERT_LE(0, file) TH_LOG("open %s: %s", path, strerror(errno));
+
+	pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, 0);
+	attr.irq_period = NEVER_PERIOD;
+	attr.record_type = PMC_RECORD_IP;
+	attr.mmap = 1;
+	attr.munmap = 1;
+	fd = counter_open(_metadata, &attr, 0);
+	map_buffer(_metadata, &rb, fd, 2, true);
+	attr.munmap = 0;
+	fd2 = counter_open(_metadata, &attr, 0);
+	map_buffer(_metadata, &rb2, fd2, 2, true);
+
+	/* not executable: no record */
+	data = mmap(NULL, page, PROT_READ, MAP_PRIVATE, file, 0);
+	ASSERT_NE(MAP_FAILED, data);
+	EXPECT_EQ(0, rb_data_head(&rb));
+
+	code = mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_PRIVATE, file, 0);
+	ASSERT_NE(MAP_FAILED, code) TH_LOG("%s", strerror(errno));
+	code2 = mmap(NULL, 2 * page, PROT_READ | PROT_EXEC, MAP_PRIVATE, file,
+		     page);
+	ASSERT_NE(MAP_FAILED, code2) TH_LOG("%s", strerror(errno));
+
+	ASSERT_EQ(0, find_mmap_rec(&rb, PMC_EVENT_MMAP, (unsigned long)code,
+				   rec)) TH_LOG("no MMAP record for %p", code);
+	check_mmap_rec(_metadata, rec, (unsigned long)code, page, 0, path);
+	ASSERT_EQ(0, find_mmap_rec(&rb, PMC_EVENT_MMAP, (unsigned long)code2,
+				   rec)) TH_LOG("no MMAP record for %p", code2);
+	check_mmap_rec(_metadata, rec, (unsigned long)code2, 2 * page, page,
+		       path);
+	EXPECT_EQ(-1, find_mmap_rec(&rb, PMC_EVENT_MMAP, (unsigned long)data,
+				    rec)) TH_LOG("MMAP record for PROT_READ");
+	/* the second counter got them too */
+	EXPECT_EQ(0, find_mmap_rec(&rb2, PMC_EVENT_MMAP, (unsigned long)code,
+				   rec));
+
+	ASSERT_EQ(0, munmap(code, page));
+	ASSERT_EQ(0, munmap(code2, 2 * page));
+	ASSERT_EQ(0, munmap(data, page));
+	ASSERT_EQ(0, find_mmap_rec(&rb, PMC_EVENT_MUNMAP, (unsigned long)code,
+				   rec)) TH_LOG("no MUNMAP record for %p", code);
+	check_mmap_rec(_metadata, rec, (unsigned long)code, page, 0, path);
+	ASSERT_EQ(0, find_mmap_rec(&rb, PMC_EVENT_MUNMAP,
+				   (unsigned long)code2, rec));
+	check_mmap_rec(_metadata, rec, (unsigned long)code2, 2 * page, page,
+		       path);
+	EXPECT_EQ(-1, find_mmap_rec(&rb, PMC_EVENT_MUNMAP, (unsigned long)data,
+				    rec));
+	/* munmap = 0 */
+	EXPECT_EQ(-1, find_mmap_rec(&rb2, PMC_EVENT_MUNMAP,
+				    (unsigned long)code, rec));
+
+	rb_unmap(&rb);
+	rb_unmap(&rb2);
+	close(fd);
+	close(fd2);
+	close(file);
+	free(rec);
+}
+
+/* The COMM records of @rb for @pid: the number, and the last name. */
+static int find_comm(struct rb *rb, pid_t pid, char *comm, size_t len,
+		     union rb_rec *rec)
+{
+	int nr = 0;
+
+	rb_begin(rb);
+	rb->pos = 0;
+	while (rb_next(rb, rec) > 0) {
+		const struct comm_rec *c = (const void *)rec;
+
+		if (rec->h.misc & PMC_EVENT_MISC_OVERFLOW ||
+		    rec->h.type != PMC_EVENT_COMM || c->pid != (__u32)pid)
+			continue;
+		if (c->tid != (__u32)pid || rec->h.size <= sizeof(*c) ||
+		    !memchr(c->comm, '\0', rec->h.size - sizeof(*c))) {
+			snprintf(comm, len, "<bad: size %u tid %u>",
+				 rec->h.size, c->tid);
+			return -1;
+		}
+		snprintf(comm, len, "%s", c->comm);
+		nr++;
+	}
+	return nr;
+}
+
+static int exec_self_main(void *arg)
+{
+	int go = *(int *)arg;
+	char path[PATH_MAX], c;
+	ssize_t n;
+
+	CHILD_CHECK(read(go, &c, 1) == 1, "no go");
+	n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	CHILD_CHECK(n > 0, "%s", strerror(errno));
+	path[n] = '\0';
+	execl(path, path, EXEC_EXIT_ARG, (char *)NULL);
+	CHILD_CHECK(0, "exec %s: %s", path, strerror(errno));
+	return 1;
+}
+
+/*
+ * attr.comm: PR_SET_NAME gives a COMM record with the new name; so does
+ * an exec, with the new program's name, on a counter opened on a child.
+ */
+TEST_F(sample, comm_records)
+{
+	union rb_rec *rec = malloc(sizeof(*rec));
+	char path[PATH_MAX], comm[64], want[16];
+	struct pmc_attr attr;
+	const char *base;
+	int fd, fd2, go[2];
+	struct rb rb, rb2;
+	pid_t pid;
+
+	ASSERT_NE(NULL, rec);
+	pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, 0);
+	attr.irq_period = NEVER_PERIOD;
+	attr.record_type = PMC_RECORD_IP;
+	attr.comm = 1;
+	fd = counter_open(_metadata, &attr, 0);
+	map_buffer(_metadata, &rb, fd, 1, true);
+	attr.comm = 0;
+	fd2 = counter_open(_metadata, &attr, 0);
+	map_buffer(_metadata, &rb2, fd2, 1, true);
+
+	ASSERT_EQ(0, prctl(PR_SET_NAME, "x", 0, 0, 0));
+	EXPECT_EQ(1, find_comm(&rb, getpid(), comm, sizeof(comm), rec)) {
+		TH_LOG("last comm \"%s\"", comm);
+	}
+	EXPECT_STREQ("x", comm);
+	EXPECT_EQ(0, find_comm(&rb2, getpid(), comm, sizeof(comm), rec));
+	rb_unmap(&rb);
+	rb_unmap(&rb2);
+	close(fd);
+	close(fd2);
+
+	/* exec: the name becomes the new program's, cut to 15 characters */
+	self_exe(_metadata, path, sizeof(path));
+	base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	snprintf(want, sizeof(want), "%.15s", base);
+	ASSERT_EQ(0, pipe(go));
+	pid = spawn(_metadata, exec_self_main, &go[0]);
+	close(go[0]);
+	attr.comm = 1;
+	fd = counter_open(_metadata, &attr, pid);
+	map_buffer(_metadata, &rb, fd, 1, true);
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	close(go[1]);
+	ASSERT_EQ(0, reap(_metadata, pid, NULL));
+	EXPECT_EQ(1, find_comm(&rb, pid, comm, sizeof(comm), rec)) {
+		TH_LOG("last comm \"%s\"", comm);
+	}
+	EXPECT_STREQ(want, comm);
+
+	rb_unmap(&rb);
+	close(fd);
+	free(rec);
+}
+
+/*
+ * poll(): with wakeup_events = 5, POLLIN once 5 samples arrived since
+ * the last wakeup, not before; with 0, once a page filled. POLLHUP
+ * once the child the counter is on has exited and the buffer is
+ * drained. The buffer is drained before each poll(), so that only the
+ * wakeups are seen.
+ */
+TEST_F(sample, poll_wakeup)
+{
+	unsigned int step, pending = 0, wakeups = 0, quiet = 0;
+	size_t in_region = 0, i;
+	struct pmc_attr attr;
+	struct stepper st;
+	struct records r;
+	struct pollfd pfd;
+	__u64 last_wake = 0, head;
+	struct rb rb;
+	short ev;
+	int fd;
+
+	/* wakeup_events = 5 */
+	stepper_spawn(_metadata, &st, 64);
+	pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, 0);
+	attr.irq_period = 1;
+	attr.record_type = REC_FAULT;
+	attr.wakeup_events = 5;
+	fd = counter_open(_metadata, &attr, st.pid);
+	map_buffer(_metadata, &rb, fd, 2, true);
+	records_reserve(_metadata, &r, 256);
+
+	for (step = 1; step <= 16; step++) {
+		i = r.nr;
+		stepper_step(_metadata, &st, 1);
+		collect(_metadata, &rb, REC_FAULT, &r);
+		pending += r.nr - i;
+		for (; i < r.nr; i++)
+			in_region += region_page(st.pages, st.nr_pages,
+						 r.s[i].addr) >= 0;
+		ev = poll_now(fd);
+		EXPECT_EQ(pending >= 5, !!(ev & POLLIN)) {
+			TH_LOG("step %u: %u samples since the last wakeup, poll %#x",
+			       step, pending, ev);
+		}
+		EXPECT_FALSE(ev & POLLHUP);
+		if (pending >= 5)
+			wakeups++;
+		else
+			quiet++;
+		pending %= 5;
+	}
+	EXPECT_EQ(16, in_region);
+	EXPECT_LE(2, wakeups);
+	EXPECT_LE(8, quiet);
+
+	/* a poll() that sleeps is woken */
+	stepper_send(_metadata, &st, 5);
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	EXPECT_EQ(1, poll(&pfd, 1, 10000));
+	EXPECT_TRUE(pfd.revents & POLLIN) TH_LOG("revents %#x", pfd.revents);
+	stepper_wait(_metadata, &st);
+
+	/* POLLHUP: the child has exited, but not before all is read */
+	stepper_step(_metadata, &st, 1);
+	stepper_quit(_metadata, &st);
+	ev = poll_now(fd);
+	EXPECT_FALSE(ev & POLLHUP) TH_LOG("POLLHUP with unread data");
+	EXPECT_TRUE(ev & POLLIN) TH_LOG("poll %#x", ev);
+	collect(_metadata, &rb, REC_FAULT, &r);
+	ev = poll_now(fd);
+	EXPECT_TRUE(ev & POLLHUP) TH_LOG("poll %#x after draining", ev);
+	records_free(&r);
+	rb_unmap(&rb);
+	close(fd);
+	munmap(st.pages, st.nr_pages * page_size());
+
+	/* wakeup_events = 0: a wakeup per page filled */
+	stepper_spawn(_metadata, &st, 160);
+	attr.wakeup_events = 0;
+	fd = counter_open(_metadata, &attr, st.pid);
+	map_buffer(_metadata, &rb, fd, 4, true);
+	records_reserve(_metadata, &r, 256);
+	wakeups = 0;
+	for (step = 1; step <= 10; step++) {
+		stepper_step(_metadata, &st, 16);
+		head = rb_data_head(&rb);
+		collect(_metadata, &rb, REC_FAULT, &r);
+		ev = poll_now(fd);
+		EXPECT_EQ(head / page_size() != last_wake / page_size(),
+			  !!(ev & POLLIN)) {
+			TH_LOG("step %u: data_head %llu, last wakeup at %llu, poll %#x",
+			       step, (unsigned long long)head,
+			       (unsigned long long)last_wake, ev);
+		}
+		if (head / page_size() != last_wake / page_size()) {
+			last_wake = head;
+			wakeups++;
+		}
+	}
+	EXPECT_LE(1, wakeups);
+	stepper_quit(_metadata, &st);
+	records_free(&r);
+	rb_unmap(&rb);
+	close(fd);
+	munmap(st.pages, st.nr_pages * page_size());
+}
+
+/*
+ * SIGIO: with O_ASYNC, F_SETOWN and F_SETSIG, the wakeup after
+ * wakeup_events samples sends SIGIO with si_fd; fewer samples send none.
+ */
+TEST_F(sample, sigio)
+{
+	const struct timespec none = { .tv_nsec = 20 * 1000 * 1000 };
+	const struct timespec wait = { .tv_sec = 5 };
+	const unsigned int wakeup = 3;
+	struct pmc_attr attr;
+	siginfo_t info;
+	__u64 samples;
+	sigset_t set;
+	struct rb rb;
+	char *region;
+	int fd, sig;
+	size_t i;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGIO);
+	ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &set, NULL));
+	region = fresh_pages(_metadata, 16);
+
+	pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, 0);
+	attr.irq_period = 1;
+	attr.record_type = REC_FAULT;
+	attr.wakeup_events = wakeup;
+	attr.disabled = 1;
+	fd = counter_open(_metadata, &attr, 0);
+	map_buffer(_metadata, &rb, fd, 2, true);
+	ASSERT_EQ(0, fcntl(fd, F_SETOWN, getpid()));
+	ASSERT_EQ(0, fcntl(fd, F_SETSIG, SIGIO));
+	ASSERT_EQ(0, fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_ASYNC));
+
+	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
+	for (i = 0; i < 16; i++) {
+		touch_pages(region + i * page_size(), 1);
+		samples = rb_data_head(&rb) / FAULT_SAMPLE_SIZE;
+		if (samples >= wakeup)
+			break;
+		sig = sigtimedwait(&set, &info, &none);
+		EXPECT_EQ(-1, sig) {
+			TH_LOG("SIGIO after %llu samples, want %u",
+			       (unsigned long long)samples, wakeup);
+		}
+	}
+	ASSERT_GE(rb_data_head(&rb) / FAULT_SAMPLE_SIZE, wakeup);
+	sig = sigtimedwait(&set, &info, &wait);
+	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
+	ASSERT_EQ(SIGIO, sig) TH_LOG("no SIGIO: %s", strerror(errno));
+	EXPECT_EQ(fd, info.si_fd);
+	EXPECT_EQ(POLL_IN, info.si_code);
+	EXPECT_TRUE(info.si_band & POLLIN) TH_LOG("si_band %#lx", info.si_band);
+
+	rb_unmap(&rb);
+	close(fd);
+	munmap(region, 16 * page_size());
+}
+
+/*
+ * PMC_IOC_REFRESH(nr): exactly nr samples, then the counter disables
+ * itself and wakes the reader; only for sampling, non-inherited
+ * counters and nr > 0.
+ */
+TEST_F(sample, refresh)
+{
+	const __u64 period = NSEC_PER_MSEC;
+	struct pmc_attr attr;
+	char state[32];
+	struct records r;
+	struct rb rb;
+	__u64 value;
+	int fd;
+
+	fd = sampler_open(_metadata, PMC_SW_TASK_CLOCK, period, REC_BASIC, 0,
+			  true);
+	map_buffer(_metadata, &rb, fd, 2, true);
+	records_reserve(_metadata, &r, 64);
+
+	EXPECT_EQ(-1, ioctl(fd, PMC_IOC_REFRESH, 0));
+	EXPECT_EQ(EINVAL, errno);
+
+	ASSERT_EQ(0, ioctl(fd, PMC_IOC_REFRESH, 3)) TH_LOG("%s", strerror(errno));
+	burn_cpu(50 * NSEC_PER_MSEC);
+	collect(_metadata, &rb, REC_BASIC, &r);
+	EXPECT_EQ(3, r.nr);
+	EXPECT_EQ(0, r.nr_lost);
+	EXPECT_LE(3, overflows(_metadata, fd));
+	/* it stopped after the third period */
+	value = counter_value(_metadata, fd);
+	EXPECT_LE(3 * period * 9 / 10, value);
+	EXPECT_GT(10 * period, value) TH_LOG("still counting: %llu ns",
+					     (unsigned long long)value);
+	ASSERT_EQ(0, fdinfo_field(fd, "pmc-state", state, sizeof(state)));
+	EXPECT_STREQ("off", state);
+	EXPECT_TRUE(poll_now(fd) & POLLIN) TH_LOG("no wakeup at the end");
+
+	/* again */
+	ASSERT_EQ(0, ioctl(fd, PMC_IOC_REFRESH, 2)) TH_LOG("%s", strerror(errno));
+	burn_cpu(30 * NSEC_PER_MSEC);
+	collect(_metadata, &rb, REC_BASIC, &r);
+	EXPECT_EQ(5, r.nr);
+	records_free(&r);
+	rb_unmap(&rb);
+	close(fd);
+
+	/* a counting counter */
+	fd = sampler_open(_metadata, PMC_SW_TASK_CLOCK, 0, 0, 0, true);
+	EXPECT_EQ(-1, ioctl(fd, PMC_IOC_REFRESH, 1));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+
+	/* an inherited sampler */
+	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
+	attr.irq_period = period;
+	attr.record_type = REC_BASIC;
+	attr.inherit = 1;
+	attr.disabled = 1;
+	fd = counter_open(_metadata, &attr, 0);
+	EXPECT_EQ(-1, ioctl(fd, PMC_IOC_REFRESH, 1));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+}
+
+/* mmap() @fd with @pages in all; Return: 0 (unmapped again) or errno. */
+static int try_map(int fd, size_t pages, int prot, int flags, off_t off)
+{
+	size_t len = pages * page_size();
+	void *p = mmap(NULL, len, prot, flags, fd, off);
+
+	if (p == MAP_FAILED)
+		return errno;
+	munmap(p, len);
+	return 0;
+}
+
+/* Smallest 1 + 2^n pages above @limit, or 0 past the largest buffer. */
+static size_t buffer_above(size_t limit)
+{
+	unsigned int n;
+
+	for (n = 0; n <= RB_MAX_ORDER; n++)
+		if (1 + (1UL << n) > limit)
+			return 1 + (1UL << n);
+	return 0;
+}
+
+/* Largest 1 + 2^n pages at most @limit, or 0. */
+static size_t buffer_within(size_t limit)
+{
+	size_t best = 0;
+	unsigned int n;
+
+	for (n = 0; n <= RB_MAX_ORDER; n++)
+		if (1 + (1UL << n) <= limit)
+			best = 1 + (1UL << n);
+	return best;
+}
+
+static int sampler_fd(void)
+{
+	return sampler_open_errno(PMC_SW_PAGE_FAULTS, NEVER_PERIOD,
+				  PMC_RECORD_IP, 0, false);
+}
+
+static int set_memlock_cur(rlim_t bytes)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl))
+		return errno;
+	if (rl.rlim_max != RLIM_INFINITY && bytes > rl.rlim_max)
+		return EPERM;
+	rl.rlim_cur = bytes;
+	return setrlimit(RLIMIT_MEMLOCK, &rl) ? errno : 0;
+}
+
+/*
+ * The locked-memory limits, without CAP_IPC_LOCK: the pmc_mlock_kb
+ * allowance first, then VmPin under RLIMIT_MEMLOCK, EPERM beyond; the
+ * charge comes back exactly at munmap().
+ */
+static int memlock_child(void *arg)
+{
+	size_t page = page_size(), allowance, big, within, extra;
+	int fd, fd2, err;
+	long kb = 0, pin;
+	void *p;
+
+	CHILD_CHECK(read_int_file(MLOCK_KB_PATH, &kb) == 0, "no %s",
+		    MLOCK_KB_PATH);
+	allowance = kb * 1024 / page;
+	big = buffer_above(allowance);
+	within = buffer_within(allowance);
+	pin = vmpin_kb();
+	CHILD_CHECK(pin >= 0, "no VmPin in /proc/self/status");
+	fd = sampler_fd();
+	CHILD_CHECK(fd >= 0, "pmc_open: %s", strerror(errno));
+	fd2 = sampler_fd();
+	CHILD_CHECK(fd2 >= 0, "pmc_open: %s", strerror(errno));
+
+	/* RLIMIT_MEMLOCK 0: the allowance only */
+	CHILD_CHECK(set_memlock_cur(0) == 0, "setrlimit: %s", strerror(errno));
+	if (big) {
+		err = try_map(fd, big, PROT_READ, MAP_SHARED, 0);
+		CHILD_CHECK(err == EPERM, "%zu pages over an allowance of %zu: %s",
+			    big, allowance, strerror(err));
+		CHILD_CHECK(vmpin_kb() == pin, "VmPin %ld kB, was %ld",
+			    vmpin_kb(), pin);
+	}
+	if (within) {
+		p = mmap(NULL, within * page, PROT_READ, MAP_SHARED, fd, 0);
+		CHILD_CHECK(p != MAP_FAILED, "%zu pages of an allowance of %zu: %s",
+			    within, allowance, strerror(errno));
+		CHILD_CHECK(vmpin_kb() == pin, "VmPin %ld kB, was %ld",
+			    vmpin_kb(), pin);
+		/* what is left of the allowance is too small */
+		extra = buffer_above(allowance - within);
+		if (extra) {
+			err = try_map(fd2, extra, PROT_READ, MAP_SHARED, 0);
+			CHILD_CHECK(err == EPERM, "%zu more pages: %s", extra,
+				    strerror(err));
+		}
+		/* munmap returns the charge */
+		munmap(p, within * page);
+		if (extra) {
+			err = try_map(fd2, extra, PROT_READ, MAP_SHARED, 0);
+			CHILD_CHECK(!err, "%zu pages after munmap: %s", extra,
+				    strerror(err));
+		}
+		err = try_map(fd, within, PROT_READ, MAP_SHARED, 0);
+		CHILD_CHECK(!err, "%zu pages again: %s", within, strerror(err));
+	}
+	if (!big)
+		goto out;
+
+	/* Beyond the allowance: VmPin, under RLIMIT_MEMLOCK. */
+	extra = big - allowance;
+	if (set_memlock_cur((extra - 1) * page)) {
+		fprintf(stderr, "# cannot raise RLIMIT_MEMLOCK: VmPin part not run\n");
+		goto out;
+	}
+	err = try_map(fd, big, PROT_READ, MAP_SHARED, 0);
+	CHILD_CHECK(err == EPERM, "%zu pages with RLIMIT_MEMLOCK of %zu: %s",
+		    big, extra - 1, strerror(err));
+	CHILD_CHECK(vmpin_kb() == pin, "VmPin %ld kB, was %ld", vmpin_kb(),
+		    pin);
+	if (set_memlock_cur(extra * page)) {
+		fprintf(stderr, "# cannot raise RLIMIT_MEMLOCK: VmPin part not run\n");
+		goto out;
+	}
+	p = mmap(NULL, big * page, PROT_READ, MAP_SHARED, fd, 0);
+	CHILD_CHECK(p != MAP_FAILED, "%zu pages with RLIMIT_MEMLOCK of %zu: %s",
+		    big, extra, strerror(errno));
+	CHILD_CHECK(vmpin_kb() == pin + (long)(extra * page / 1024),
+		    "VmPin %ld kB, want %ld + %zu", vmpin_kb(), pin,
+		    extra * page / 1024);
+	munmap(p, big * page);
+	CHILD_CHECK(vmpin_kb() == pin, "VmPin %ld kB after munmap, was %ld",
+		    vmpin_kb(), pin);
+	err = try_map(fd, big, PROT_READ, MAP_SHARED, 0);
+	CHILD_CHECK(!err, "%zu pages again: %s", big, strerror(err));
+out:
+	close(fd);
+	close(fd2);
+	return 0;
+}
+
+/*
+ * mmap() sizes, offset, flags and second mappings; then the locked
+ * memory limits as an unprivileged user.
+ */
+TEST_F(sample, mapping_limits)
+{
+	size_t page = page_size();
+	void *p, *q;
+	long pin;
+	int fd;
+
+	fd = sampler_open(_metadata, PMC_SW_PAGE_FAULTS, NEVER_PERIOD,
+			  PMC_RECORD_IP, 0, false);
+	pin = vmpin_kb();
+
+	/* 1 + 2^n pages, n <= 16, shared, from offset 0 */
+	EXPECT_EQ(EINVAL, try_map(fd, 1, PROT_READ, MAP_SHARED, 0));
+	EXPECT_EQ(EINVAL, try_map(fd, 4, PROT_READ, MAP_SHARED, 0));
+	EXPECT_EQ(EINVAL, try_map(fd, 6, PROT_READ, MAP_SHARED, 0));
+	EXPECT_EQ(EINVAL, try_map(fd, 1 + (1UL << (RB_MAX_ORDER + 1)),
+				  PROT_READ, MAP_SHARED, 0));
+	EXPECT_EQ(EINVAL, try_map(fd, 2, PROT_READ, MAP_SHARED, page));
+	EXPECT_EQ(EINVAL, try_map(fd, 2, PROT_READ, MAP_PRIVATE, 0));
+	EXPECT_EQ(pin, vmpin_kb());
+	EXPECT_EQ(0, try_map(fd, 2, PROT_READ, MAP_SHARED, 0));
+	EXPECT_EQ(0, try_map(fd, 3, PROT_READ | PROT_WRITE, MAP_SHARED, 0));
+	EXPECT_EQ(0, try_map(fd, 5, PROT_READ, MAP_SHARED, 0));
+
+	/* a second mapping: same size and protection, the same buffer */
+	p = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p) TH_LOG("%s", strerror(errno));
+	EXPECT_EQ(EINVAL, try_map(fd, 2, PROT_READ | PROT_WRITE, MAP_SHARED, 0));
+	EXPECT_EQ(EINVAL, try_map(fd, 5, PROT_READ | PROT_WRITE, MAP_SHARED, 0));
+	EXPECT_EQ(EINVAL, try_map(fd, 3, PROT_READ, MAP_SHARED, 0));
+	q = mmap(NULL, 3 * page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, q) TH_LOG("%s", strerror(errno));
+	((struct pmc_mmap_page *)p)->data_tail = 4242;
+	EXPECT_EQ(4242, ((volatile struct pmc_mmap_page *)q)->data_tail);
+	((struct pmc_mmap_page *)p)->data_tail = 0;
+	/* no partial munmap */
+	EXPECT_EQ(-1, munmap((char *)p + 2 * page, page));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, munmap(p, page));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, munmap(q, 3 * page));
+	EXPECT_EQ(1, ((volatile struct pmc_mmap_page *)p)->version);
+	EXPECT_EQ(0, munmap(p, 3 * page));
+	EXPECT_EQ(pin, vmpin_kb());
+	/* all gone: another size is fine now */
+	EXPECT_EQ(0, try_map(fd, 2, PROT_READ, MAP_SHARED, 0));
+	close(fd);
+
+	/* root has CAP_IPC_LOCK: never refused */
+	if (self->root) {
+		fd = sampler_open(_metadata, PMC_SW_PAGE_FAULTS, NEVER_PERIOD,
+				  PMC_RECORD_IP, 0, false);
+		ASSERT_EQ(0, set_memlock_cur(0));
+		EXPECT_EQ(0, try_map(fd, 1 + (1UL << 10), PROT_READ,
+				     MAP_SHARED, 0));
+		EXPECT_EQ(pin, vmpin_kb());
+		close(fd);
+	}
+
+	run_unprivileged(_metadata, memlock_child, NULL);
+}
+
+/*
+ * An inherited task-clock sampler: a forked child's samples arrive in
+ * the parent's buffer with the child's pid and tid.
+ */
+TEST_F(sample, inherit_samples)
+{
+	const __u64 period = NSEC_PER_MSEC, burn = 60 * NSEC_PER_MSEC;
+	size_t i, mine = 0, child_samples = 0;
+	struct pmc_attr attr;
+	struct records r;
+	struct rusage ru;
+	__u64 child_cpu, prev = 0;
+	struct rb rb;
+	pid_t pid;
+	int fd;
+
+	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
+	attr.irq_period = period;
+	attr.record_type = REC_BASIC;
+	attr.inherit = 1;
+	fd = counter_open(_metadata, &attr, 0);
+	map_buffer(_metadata, &rb, fd, 8, true);
+	records_reserve(_metadata, &r, 256);
+
+	fflush(NULL);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		burn_cpu(burn);
+		_exit(0);
+	}
+	ASSERT_EQ(0, reap(_metadata, pid, &ru));
+	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
+	child_cpu = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * NSEC_PER_SEC +
+		    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * NSEC_PER_USEC;
+	collect(_metadata, &rb, REC_BASIC, &r);
+	EXPECT_EQ(0, r.nr_lost);
+
+	for (i = 0; i < r.nr; i++) {
+		if (r.s[i].pid == (__u32)getpid()) {
+			mine++;
+			continue;
+		}
+		EXPECT_EQ(pid, r.s[i].pid) TH_LOG("sample %zu", i);
+		EXPECT_EQ(pid, r.s[i].tid) TH_LOG("sample %zu", i);
+		EXPECT_EQ(SAMPLE_MISC_USER, r.s[i].misc);
+		EXPECT_TRUE(user_addr(r.s[i].ip));
+		EXPECT_LT(prev, r.s[i].time);
+		prev = r.s[i].time;
+		child_samples++;
+		if (FAILED())
+			break;
+	}
+	EXPECT_LE(burn / period * 8 / 10, child_samples) {
+		TH_LOG("%zu child samples, %zu of the parent", child_samples,
+		       mine);
+	}
+	EXPECT_GE(child_cpu / period * 11 / 10 + 2, child_samples) {
+		TH_LOG("%zu child samples for %llu ns of child CPU time",
+		       child_samples, (unsigned long long)child_cpu);
+	}
+
+	records_free(&r);
+	rb_unmap(&rb);
+	close(fd);
+}
+
+/* Kernel text and data as x86-64 lays them out; -1 and friends are not. */
+static bool kernel_like(__u64 addr)
+{
+	return addr >= KERNEL_START && addr < 0xffffffffff000000ULL;
+}
+
+/*
+ * Unprivileged at pmc_paranoid 2: kernel counting is refused, and
+ * samples taken during syscalls carry the user-mode registers: user IP,
+ * misc USER, no kernel callchain entries.
+ */
+static int no_kernel_child(void *arg)
+{
+	const __u32 type = REC_FAULT | PMC_RECORD_CALLCHAIN;
+	struct pmc_attr attr;
+	struct records r;
+	struct sample *s;
+	struct rb rb;
+	__u64 start;
+	size_t i;
+	int fd, j;
+
+	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
+	attr.irq_period = 200 * NSEC_PER_USEC;
+	attr.record_type = type;
+	attr.exclude_kernel = 0;
+	CHILD_CHECK(pmc_open_errno(&attr, 0, -1, -1, 0) == EACCES,
+		    "kernel counting allowed");
+	attr.exclude_kernel = 1;
+	attr.disabled = 1;
+	fd = sys_pmc_open(&attr, 0, -1, -1, 0);
+	CHILD_CHECK(fd >= 0, "pmc_open: %s", strerror(errno));
+	CHILD_CHECK(rb_map(&rb, fd, 16, true) == 0, "mmap: %s",
+		    strerror(errno));
+	CHILD_CHECK(records_init(&r, 1024) == 0, "no memory");
+
+	ioctl(fd, PMC_IOC_ENABLE, 0);
+	start = thread_cputime_ns();
+	while (thread_cputime_ns() - start < 60 * NSEC_PER_MSEC)
+		for (j = 0; j < 200; j++)
+			syscall(SYS_getppid);
+	ioctl(fd, PMC_IOC_DISABLE, 0);
+	CHILD_CHECK(rb_collect(&rb, type, &r), "%s", r.err);
+	CHILD_CHECK(r.nr >= 20, "only %zu samples", r.nr);
+
+	for (i = 0; i < r.nr; i++) {
+		s = &r.s[i];
+		CHILD_CHECK(s->misc == SAMPLE_MISC_USER, "sample %zu: misc %#x",
+			    i, s->misc);
+		CHILD_CHECK(user_addr(s->ip), "sample %zu: ip %#llx", i,
+			    (unsigned long long)s->ip);
+		CHILD_CHECK(s->addr == 0, "sample %zu: addr %#llx", i,
+			    (unsigned long long)s->addr);
+		CHILD_CHECK(s->kernel == 0 && s->hv == 0,
+			    "sample %zu: %u kernel, %u hv callchain entries",
+			    i, s->kernel, s->hv);
+		CHILD_CHECK(s->user >= 1 && s->ips[0] == s->ip,
+			    "sample %zu: %u user entries, first %#llx", i,
+			    s->user, (unsigned long long)s->ips[0]);
+		for (j = 0; j < s->nr; j++)
+			CHILD_CHECK(!kernel_like(s->ips[j]),
+				    "sample %zu: callchain[%d] = %#llx", i, j,
+				    (unsigned long long)s->ips[j]);
+	}
+	records_free(&r);
+	rb_unmap(&rb);
+	close(fd);
+	return 0;
+}
+
+static bool paranoid_hides_kernel(struct __test_metadata *_metadata)
+{
+	long level = 2;
+
+	if (read_int_file(PARANOID_PATH, &level))
+		TH_LOG("%s unreadable: assuming level 2", PARANOID_PATH);
+	return level >= 2;
+}
+
+TEST_F(sample, no_kernel_addresses)
+{
+	if (!paranoid_hides_kernel(_metadata))
+		SKIP(return, "pmc_paranoid < 2: kernel addresses are allowed");
+	run_unprivileged(_metadata, no_kernel_child, NULL);
+}
+
+/* The LOST record of an unprivileged user names no kernel address. */
+static int lost_id_child(void *arg)
+{
+	const size_t nr = 256;
+	struct records r;
+	struct rb rb;
+	char *region;
+	int fd;
+
+	region = map_fresh_pages(nr + 4);
+	CHILD_CHECK(region, "mmap: %s", strerror(errno));
+	fd = sampler_open_errno(PMC_SW_PAGE_FAULTS, 1, REC_FAULT, 0, false);
+	CHILD_CHECK(fd >= 0, "pmc_open: %s", strerror(errno));
+	CHILD_CHECK(rb_map(&rb, fd, 1, true) == 0, "mmap: %s",
+		    strerror(errno));
+	CHILD_CHECK(records_init(&r, 512) == 0, "no memory");
+	touch_pages(region, nr);
+	CHILD_CHECK(rb_collect(&rb, REC_FAULT, &r), "%s", r.err);
+	touch_pages(region + nr * page_size(), 4);
+	ioctl(fd, PMC_IOC_DISABLE, 0);
+	CHILD_CHECK(rb_collect(&rb, REC_FAULT, &r), "%s", r.err);
+	CHILD_CHECK(r.nr_lost == 1, "%u LOST records", r.nr_lost);
+	CHILD_CHECK(r.lost_id < USER_END, "LOST id %#llx",
+		    (unsigned long long)r.lost_id);
+	records_free(&r);
+	rb_unmap(&rb);
+	close(fd);
+	return 0;
+}
+
+TEST_F(sample, lost_id_no_kernel_address)
+{
+	if (!paranoid_hides_kernel(_metadata))
+		SKIP(return, "pmc_paranoid < 2: kernel addresses are allowed");
+	run_unprivileged(_metadata, lost_id_child, NULL);
+}
+
+/*
+ * CALLCHAIN: samples in a hot loop called through two nested functions
+ * carry the loop's IP, then return addresses in its two callers.
+ */
+TEST_F(sample, callchain)
+{
+	const __u32 type = PMC_RECORD_IP | PMC_RECORD_TID | PMC_RECORD_CALLCHAIN;
+	size_t i, in_loop = 0, good = 0;
+	unsigned long iters;
+	struct records r;
+	struct sample *s;
+	struct rb rb;
+	int fd;
+
+	check_hot_layout(_metadata);
+	fd = sampler_open(_metadata, PMC_SW_TASK_CLOCK, 250 * NSEC_PER_USEC,
+			  type, 0, true);
+	map_buffer(_metadata, &rb, fd, 16, true);
+	records_reserve(_metadata, &r, 1024);
+
+	iters = hot_calibrate(2 * NSEC_PER_MSEC);
+	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
+	hot_run(iters, 100 * NSEC_PER_MSEC);
+	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
+	collect(_metadata, &rb, type, &r);
+
+	for (i = 0; i < r.nr; i++) {
+		s = &r.s[i];
+		EXPECT_EQ(0, s->kernel) TH_LOG("sample %zu", i);
+		if (FAILED())
+			break;
+		if (!in_fn(s->ip, FN(hot_loop), FN(hot_middle)))
+			continue;
+		in_loop++;
+		if (s->user >= 3 && s->ips[s->kernel] == s->ip &&
+		    in_fn(s->ips[s->kernel + 1], FN(hot_middle), FN(hot_outer)) &&
+		    in_fn(s->ips[s->kernel + 2], FN(hot_outer), FN(hot_end)))
+			good++;
+		else if (in_loop - good <= 3)
+			TH_LOG("sample %zu: ip %#llx, %u user entries: %#llx %#llx %#llx",
+			       i, (unsigned long long)s->ip, s->user,
+			       (unsigned long long)s->ips[s->kernel],
+			       (unsigned long long)s->ips[s->kernel + 1],
+			       (unsigned long long)s->ips[s->kernel + 2]);
+	}
+	ASSERT_LE(50, in_loop) TH_LOG("%zu of %zu samples in hot_loop", in_loop,
+				     r.nr);
+	EXPECT_LT(in_loop * 9, good * 10) {
+		TH_LOG("%zu of %zu hot_loop samples show hot_middle [%#llx, %#llx) and hot_outer [%#llx, %#llx)",
+		       good, in_loop, FN(hot_middle), FN(hot_outer),
+		       FN(hot_outer), FN(hot_end));
+	}
+
+	records_free(&r);
+	rb_unmap(&rb);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	/* comm_records execs this binary: leave at once */
+	if (argc > 1 && !strcmp(argv[1], EXEC_EXIT_ARG))
+		return 0;
+	return test_harness_run(argc, argv);
+}
