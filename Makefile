@@ -4,13 +4,14 @@
 #   make run     build the fast kernel and tools, boot, run the pmc-stat demo
 #   make check   the whole test suite on the debug kernel; ends with
 #                "N passed, M failed"
+#   make bench   events-lite against perf_event_open (build/bench/)
 
 SHELL := /bin/bash
 BUILD := build
 SCRIPTS := scripts
 
-.PHONY: all run check deps series src kernel-fast kernel-debug tools-fast \
-	tools-debug clean distclean
+.PHONY: all run check bench deps series src kernel-fast kernel-debug \
+	tools-fast tools-debug clean distclean
 
 all: run
 
@@ -37,6 +38,11 @@ run: tools-fast
 		--add $(BUILD)/tools-fast/pmc-record \
 		--add $(BUILD)/tools-fast/pmc-report \
 		--add $(SCRIPTS)/guest/demo -- demo
+
+# events-lite vs perf_event_open in the same guest; see README.md.
+bench: tools-fast
+	@$(SCRIPTS)/build-kernel nopmc
+	@$(SCRIPTS)/bench
 
 check: deps
 	@$(SCRIPTS)/mkseries --check

@@ -18,8 +18,6 @@
 #error "__NR_pmc_open is not defined: build with KHDR_INCLUDES=-I<headers of a pmc kernel>"
 #endif
 
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-
 static const struct pmc_event_desc pmc_events[] = {
 	{ "task-clock",		PMC_TYPE_SOFTWARE, PMC_SW_TASK_CLOCK,	PMC_UNIT_NSEC },
 	{ "cpu-clock",		PMC_TYPE_SOFTWARE, PMC_SW_CPU_CLOCK,	PMC_UNIT_NSEC },

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Event names and the pmc_open(2) wrapper shared by the pmc-* tools.
+ * Event names, the pmc_open(2) wrapper and the ring buffer accessors
+ * shared by the pmc-* tools.
  */
 #ifndef _PMC_EVENTS_H
 #define _PMC_EVENTS_H
@@ -9,6 +10,25 @@
 #include <stdio.h>
 #include <sys/types.h>
 #include <linux/pmc.h>
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* The config of a generic event, for tables: HW(CPU_CYCLES). */
+#define HW(id)	PMC_CONFIG(PMC_TYPE_HARDWARE, PMC_HW_##id)
+#define SW(id)	PMC_CONFIG(PMC_TYPE_SOFTWARE, PMC_SW_##id)
+
+/*
+ * The ring buffer protocol (perf's too): the kernel writes records,
+ * then publishes data_head with a release barrier; we read data_head,
+ * then the records it covers, then store data_tail to hand their space
+ * back.
+ */
+#define READ_ONCE(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+/* Pairs with the kernel's release of data_head: records after head. */
+#define rmb()			__atomic_thread_fence(__ATOMIC_ACQUIRE)
+/* Orders our reads of records before the data_tail store frees them. */
+#define mb()			__atomic_thread_fence(__ATOMIC_SEQ_CST)
 
 /* How a counter's value reads to a user. */
 enum pmc_event_unit {

@@ -28,12 +28,10 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
+#include "pmc-child.h"
 #include "pmc-events.h"
 #include "pmc-data.h"
-
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 #define DEFAULT_EVENT		"task-clock"
 #define DEFAULT_FREQ		1000		/* Hz, for the clocks */
@@ -45,9 +43,6 @@
  * kernel wakes us per page, and a slow event may take long to fill one.
  */
 #define POLL_TIMEOUT_MS		100
-
-#define HW(id)	PMC_CONFIG(PMC_TYPE_HARDWARE, PMC_HW_##id)
-#define SW(id)	PMC_CONFIG(PMC_TYPE_SOFTWARE, PMC_SW_##id)
 
 /*
  * Default periods for events that are not clocks: roughly a few
@@ -72,18 +67,6 @@ static const struct {
 };
 
 #define DEFAULT_RAW_PERIOD	100000
-
-/*
- * The ring buffer protocol: the kernel writes records, then publishes
- * data_head with a release barrier; we read data_head, then the records
- * it covers, then store data_tail to hand their space back.
- */
-#define READ_ONCE(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
-#define WRITE_ONCE(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
-/* Pairs with the kernel's release of data_head: records after head. */
-#define rmb()			__atomic_thread_fence(__ATOMIC_ACQUIRE)
-/* Orders our reads of records before the data_tail store frees them. */
-#define mb()			__atomic_thread_fence(__ATOMIC_SEQ_CST)
 
 struct ring {
 	struct pmc_mmap_page *page;	/* page 0: head, tail, version */
@@ -455,140 +438,6 @@ static int finish_output(struct recording *rec)
 }
 
 /*
- * The child of spawn(): wait for the parent's go byte so the counter
- * is on it before the command starts, then exec. An exec error goes
- * back through @err_fd, which exec closes on success.
- */
-static void __attribute__((noreturn))
-run_child(char **cmd, int go_fd, int err_fd)
-{
-	char go = 0;
-	ssize_t n;
-	int err;
-
-	do {
-		n = read(go_fd, &go, 1);
-	} while (n < 0 && errno == EINTR);
-	if (n != 1 || go != 'g')
-		_exit(127);		/* parent gave up */
-	execvp(cmd[0], cmd);
-	err = errno;
-	/* If the parent is gone there is nobody left to tell. */
-	n = write(err_fd, &err, sizeof(err));
-	(void)n;
-	_exit(127);
-}
-
-struct child {
-	pid_t pid;
-	int go_fd;			/* write end: release the child */
-	int err_fd;			/* read end: exec errno, or EOF */
-	bool exited;
-	int status;			/* exit code, 128 + signal */
-};
-
-/* Fork @cmd, held before exec until release_child(). */
-static int spawn(char **cmd, struct child *child)
-{
-	int go[2], err[2];
-
-	/* O_CLOEXEC: neither pipe may leak into the command. */
-	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
-		perror("pmc-record: pipe");
-		return -1;
-	}
-	child->exited = false;
-	child->pid = fork();
-	if (child->pid < 0) {
-		perror("pmc-record: fork");
-		return -1;
-	}
-	if (child->pid == 0) {
-		close(go[1]);
-		close(err[0]);
-		run_child(cmd, go[0], err[1]);
-	}
-	close(go[0]);
-	close(err[1]);
-	child->go_fd = go[1];
-	child->err_fd = err[0];
-	return 0;
-}
-
-/*
- * Collect the child's status; with @nohang, only if it has exited.
- * Returns true once it has.
- */
-static bool reap_child(struct child *child, bool nohang)
-{
-	int status;
-	pid_t ret;
-
-	if (child->exited)
-		return true;
-	do {
-		ret = waitpid(child->pid, &status, nohang ? WNOHANG : 0);
-	} while (ret < 0 && errno == EINTR);
-	if (ret < 0) {
-		perror("pmc-record: waitpid");
-		child->exited = true;
-		child->status = 1;
-		return true;
-	}
-	if (ret == 0)
-		return false;
-	child->exited = true;
-	if (WIFSIGNALED(status))
-		child->status = 128 + WTERMSIG(status);
-	else
-		child->status = WEXITSTATUS(status);
-	return true;
-}
-
-static void close_pipe(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
-/*
- * Closing the go pipe unsent makes the child exit without running.
- * Safe to call again after release_child().
- */
-static void abort_child(struct child *child)
-{
-	close_pipe(&child->go_fd);
-	close_pipe(&child->err_fd);
-	reap_child(child, false);
-}
-
-/* Let the child exec; returns 0 once it runs the command, else -1. */
-static int release_child(struct child *child, char **cmd)
-{
-	int err;
-	ssize_t n;
-
-	if (write(child->go_fd, "g", 1) != 1) {
-		perror("pmc-record: write");
-		abort_child(child);
-		return -1;
-	}
-	close_pipe(&child->go_fd);
-	do {
-		n = read(child->err_fd, &err, sizeof(err));
-	} while (n < 0 && errno == EINTR);
-	close_pipe(&child->err_fd);
-	if (n == sizeof(err)) {
-		fprintf(stderr, "pmc-record: cannot run '%s': %s\n", cmd[0],
-			strerror(err));
-		reap_child(child, false);
-		return -1;
-	}
-	return 0;
-}
-
-/*
  * Drain the ring until the kernel says the task is gone and everything
  * was read (POLLHUP), or until we have reaped the command ourselves and
  * the ring is empty: its exit is complete by then, so nothing of it can
@@ -596,7 +445,7 @@ static int release_child(struct child *child, char **cmd)
  * are not waited for, as pmc-stat does not wait for them either.
  */
 static int record_loop(struct recording *rec, struct ring *ring, int fd,
-		       struct child *child)
+		       struct pmc_child *child)
 {
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
@@ -618,7 +467,7 @@ static int record_loop(struct recording *rec, struct ring *ring, int fd,
 		}
 		if (child->exited && ring_empty(ring))
 			break;
-		reap_child(child, true);
+		pmc_child_reap(child, true);
 	}
 	return drain_ring(rec, ring);
 }
@@ -641,7 +490,7 @@ int main(int argc, char **argv)
 	__u64 period = 0, freq = 0, data_pages = DEFAULT_DATA_PAGES;
 	bool callchain = false;
 	struct pmc_attr attr;
-	struct child child;
+	struct pmc_child child;
 	struct ring ring;
 	char **cmd;
 	int opt, fd, status;
@@ -720,7 +569,7 @@ int main(int argc, char **argv)
 	attr.comm = 1;
 	attr.wakeup_events = 0;		/* wake up per page */
 
-	if (spawn(cmd, &child))
+	if (pmc_child_spawn(&child, "pmc-record", cmd))
 		return 1;
 	/*
 	 * ^C reaches the command too: keep recording until it exits. The
@@ -742,7 +591,7 @@ int main(int argc, char **argv)
 			strerror(errno));
 		goto out_output;
 	}
-	if (release_child(&child, cmd)) {
+	if (pmc_child_release(&child, cmd)) {
 		status = 127;
 		goto out_output;
 	}
@@ -754,7 +603,7 @@ int main(int argc, char **argv)
 	}
 	munmap(ring.page, ring.map_size);
 	close(fd);
-	reap_child(&child, false);
+	pmc_child_reap(&child, false);
 	if (!rec.out || finish_output(&rec))
 		return 1;
 
@@ -773,6 +622,6 @@ out_ring:
 out_counter:
 	close(fd);
 out_child:
-	abort_child(&child);
+	pmc_child_abort(&child);
 	return status;
 }

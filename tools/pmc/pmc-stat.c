@@ -12,7 +12,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -23,11 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
-#include <sys/wait.h>
 
+#include "pmc-child.h"
 #include "pmc-events.h"
-
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 #define DEFAULT_EVENTS	"task-clock,context-switches,cpu-migrations,page-faults"
 
@@ -61,9 +58,6 @@ struct stat_ratio {
 	int precision;
 	const char *label;
 };
-
-#define HW(id)	PMC_CONFIG(PMC_TYPE_HARDWARE, PMC_HW_##id)
-#define SW(id)	PMC_CONFIG(PMC_TYPE_SOFTWARE, PMC_SW_##id)
 
 static const struct stat_ratio stat_ratios[] = {
 	{ SW(TASK_CLOCK),    RATIO_WALL_CLOCK,        1.0,   3, " CPUs utilized" },
@@ -414,109 +408,17 @@ static void on_sigint(int sig)
 }
 
 /*
- * The child of spawn(): wait for the parent's go byte so the counters
- * are on it before the command starts, then exec. An exec error goes
- * back through @err_fd, which exec closes on success.
+ * Release the held @child and wait for it: its exit code, or -1 with the
+ * counters closed if it could not exec.
  */
-static void __attribute__((noreturn))
-run_child(char **cmd, int go_fd, int err_fd)
+static int run_command(struct pmc_child *child, char **cmd)
 {
-	char go = 0;
-	ssize_t n;
-	int err;
-
-	do {
-		n = read(go_fd, &go, 1);
-	} while (n < 0 && errno == EINTR);
-	if (n != 1 || go != 'g')
-		_exit(127);		/* parent gave up */
-	execvp(cmd[0], cmd);
-	err = errno;
-	/* If the parent is gone there is nobody left to tell. */
-	n = write(err_fd, &err, sizeof(err));
-	(void)n;
-	_exit(127);
-}
-
-struct child {
-	pid_t pid;
-	int go_fd;			/* write end: release the child */
-	int err_fd;			/* read end: exec errno, or EOF */
-};
-
-/* Fork @cmd, held before exec until release_child(). */
-static int spawn(char **cmd, struct child *child)
-{
-	int go[2], err[2];
-
-	/* O_CLOEXEC: neither pipe may leak into the command. */
-	if (pipe2(go, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) {
-		perror("pmc-stat: pipe");
+	if (pmc_child_release(child, cmd)) {
+		close_counters();
 		return -1;
 	}
-	child->pid = fork();
-	if (child->pid < 0) {
-		perror("pmc-stat: fork");
-		return -1;
-	}
-	if (child->pid == 0) {
-		close(go[1]);
-		close(err[0]);
-		run_child(cmd, go[0], err[1]);
-	}
-	close(go[0]);
-	close(err[1]);
-	child->go_fd = go[1];
-	child->err_fd = err[0];
-	return 0;
-}
-
-static int wait_child(pid_t pid)
-{
-	int status;
-
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			perror("pmc-stat: waitpid");
-			return 1;
-		}
-	}
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return WEXITSTATUS(status);
-}
-
-/* Closing the go pipe unsent makes the child exit without running. */
-static void abort_child(struct child *child)
-{
-	close(child->go_fd);
-	close(child->err_fd);
-	wait_child(child->pid);
-}
-
-/* Let the child exec; returns 0 once it runs the command, else -1. */
-static int release_child(struct child *child, char **cmd)
-{
-	int err;
-	ssize_t n;
-
-	if (write(child->go_fd, "g", 1) != 1) {
-		perror("pmc-stat: write");
-		abort_child(child);
-		return -1;
-	}
-	close(child->go_fd);
-	do {
-		n = read(child->err_fd, &err, sizeof(err));
-	} while (n < 0 && errno == EINTR);
-	close(child->err_fd);
-	if (n == sizeof(err)) {
-		fprintf(stderr, "pmc-stat: cannot run '%s': %s\n", cmd[0],
-			strerror(err));
-		wait_child(child->pid);
-		return -1;
-	}
-	return 0;
+	pmc_child_reap(child, false);
+	return child->status;
 }
 
 /* -p PID with no command: count until PID is gone or SIGINT. */
@@ -554,7 +456,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct sigaction sa;
-	struct child child;
+	struct pmc_child child;
 	pid_t attach_pid = 0;
 	char **cmd;
 	double start;
@@ -595,32 +497,28 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 
 	if (!attach_pid) {
-		if (spawn(cmd, &child))
+		if (pmc_child_spawn(&child, "pmc-stat", cmd))
 			return 1;
 		sigaction(SIGINT, &sa, NULL);
 		if (open_counters(child.pid)) {
-			abort_child(&child);
+			pmc_child_abort(&child);
 			return 1;
 		}
 		start = now_ns();
-		if (release_child(&child, cmd)) {
-			close_counters();
+		status = run_command(&child, cmd);
+		if (status < 0)
 			return 127;
-		}
-		status = wait_child(child.pid);
 	} else {
 		if (open_counters(attach_pid))
 			return 1;
 		sigaction(SIGINT, &sa, NULL);
 		start = now_ns();
 		if (cmd[0]) {
-			if (spawn(cmd, &child))
+			if (pmc_child_spawn(&child, "pmc-stat", cmd))
 				return 1;
-			if (release_child(&child, cmd)) {
-				close_counters();
+			status = run_command(&child, cmd);
+			if (status < 0)
 				return 127;
-			}
-			status = wait_child(child.pid);
 		} else {
 			wait_for_task(attach_pid);
 		}

@@ -26,9 +26,8 @@
 #include <linux/perf_event.h>
 
 #include "../kselftest_harness.h"
-#include "pmc_util.h"
+#include "pmc_harness.h"
 
-#define PARANOID_PATH	"/proc/sys/kernel/pmc_paranoid"
 /* perf registers this PMU when it found counting hardware. */
 #define PERF_CPU_PMU	"/sys/bus/event_source/devices/cpu"
 
@@ -49,8 +48,6 @@
 /* More counters than any model has. */
 #define MAX_COUNTERS	8
 
-#define ALL_TIMES	(PMC_FORMAT_TOTAL_TIME_ENABLED | PMC_FORMAT_TOTAL_TIME_RUNNING)
-#define HW(id)		PMC_CONFIG(PMC_TYPE_HARDWARE, id)
 #define RAW(sel)	(PMC_CONFIG_RAW | (__u64)(sel))
 
 /* x86 event-select fields a raw config is made of. */
@@ -75,21 +72,6 @@
 #define P6_FLOPS		0xc1
 #define P6_FP_COMP_OPS		0x10
 
-/* The emulated models, as arch/x86/events-lite/model.c defines them. */
-struct emu_model {
-	const char *name;
-	unsigned int nr_counters;
-	unsigned int width;	/* counter bits */
-	bool amd;		/* event-select bits 35:32; no bus-cycles */
-};
-
-static const struct emu_model emu_models[] = {
-	{ .name = "p6",     .nr_counters = 2, .width = 40 },
-	{ .name = "k7",     .nr_counters = 4, .width = 48, .amd = true },
-	{ .name = "fam15h", .nr_counters = 6, .width = 48, .amd = true },
-	{ .name = "fam17h", .nr_counters = 6, .width = 48, .amd = true },
-};
-
 /* Emulated events per microsecond of counting, by generic event. */
 static const unsigned int emu_rate[PMC_HW_MAX] = {
 	[PMC_HW_CPU_CYCLES]		= 1000,
@@ -102,58 +84,6 @@ static const unsigned int emu_rate[PMC_HW_MAX] = {
 };
 
 #define EMU_RAW_RATE	100	/* a raw select that no generic event maps to */
-
-static const char *const hw_names[PMC_HW_MAX] = {
-	[PMC_HW_CPU_CYCLES]		= "cycles",
-	[PMC_HW_INSTRUCTIONS]		= "instructions",
-	[PMC_HW_CACHE_REFERENCES]	= "cache-references",
-	[PMC_HW_CACHE_MISSES]		= "cache-misses",
-	[PMC_HW_BRANCH_INSTRUCTIONS]	= "branches",
-	[PMC_HW_BRANCH_MISSES]		= "branch-misses",
-	[PMC_HW_BUS_CYCLES]		= "bus-cycles",
-};
-
-/*
- * cmdline_emu() - the value of pmc_emu= on the kernel command line
- *
- * Return: the model name (the last one given wins, as in the kernel),
- * or NULL when there is none.
- */
-static const char *cmdline_emu(void)
-{
-	static char value[32];
-	char buf[4096], *tok, *save;
-	const char *found = NULL;
-	ssize_t n;
-	int fd;
-
-	fd = open("/proc/cmdline", O_RDONLY);
-	if (fd < 0)
-		return NULL;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return NULL;
-	buf[n] = '\0';
-	for (tok = strtok_r(buf, " \t\n", &save); tok;
-	     tok = strtok_r(NULL, " \t\n", &save)) {
-		if (!strncmp(tok, "pmc_emu=", 8)) {
-			snprintf(value, sizeof(value), "%s", tok + 8);
-			found = value;
-		}
-	}
-	return found;
-}
-
-static const struct emu_model *emu_model_by_name(const char *name)
-{
-	unsigned int i;
-
-	for (i = 0; name && i < ARRAY_SIZE(emu_models); i++)
-		if (!strcmp(emu_models[i].name, name))
-			return &emu_models[i];
-	return NULL;
-}
 
 /* Kernel mode may be counted: CAP_PERFMON (root here) or paranoid <= 1. */
 static bool may_count_kernel(void)
@@ -174,45 +104,6 @@ static void hw_attr(struct pmc_attr *attr, __u64 config, __u32 read_format)
 	attr->exclude_kernel = !may_count_kernel();
 }
 
-/* @got is within @pct percent of @want, plus @slack. */
-static bool near(__u64 got, __u64 want, unsigned int pct, __u64 slack)
-{
-	__u64 tolerance = want * pct / 100 + slack;
-
-	return got + tolerance >= want && got <= want + tolerance;
-}
-
-/* A kernel without pmc_open(2) must fail every test, not skip them. */
-static void require_pmc_open(struct __test_metadata *_metadata)
-{
-	struct pmc_attr attr;
-	int fd, err;
-
-	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
-	fd = sys_pmc_open(&attr, 0, -1, -1, 0);
-	err = errno;
-	ASSERT_LE(0, fd) {
-		TH_LOG("cannot open a user-mode task-clock counter: %s",
-		       strerror(err));
-	}
-	close(fd);
-}
-
-/* Open a counter or fail the test. */
-static int counter_open(struct __test_metadata *_metadata,
-			struct pmc_attr *attr, pid_t pid, int cpu, int group_fd)
-{
-	int fd = sys_pmc_open(attr, pid, cpu, group_fd, 0);
-	int err = errno;
-
-	ASSERT_LE(0, fd) {
-		TH_LOG("pmc_open(config %#llx, pid %d, cpu %d, group_fd %d): %s",
-		       (unsigned long long)attr->config, pid, cpu, group_fd,
-		       strerror(err));
-	}
-	return fd;
-}
-
 static int hw_open(struct __test_metadata *_metadata, __u64 config,
 		   int group_fd, __u32 read_format)
 {
@@ -231,26 +122,6 @@ static int hw_open_errno(__u64 config)
 	return pmc_open_errno(&attr, 0, -1, -1, 0);
 }
 
-/* Read a counter opened without PMC_FORMAT_GROUP, or fail the test. */
-static struct pmc_reading counter_read(struct __test_metadata *_metadata,
-				       int fd, __u32 read_format)
-{
-	struct pmc_reading r;
-	int ret = pmc_read(fd, read_format, &r);
-
-	ASSERT_EQ(0, ret) {
-		TH_LOG("read() of counter fd %d (read_format %#x): %s", fd,
-		       read_format, ret == -EMSGSIZE ? "wrong size" :
-		       strerror(-ret));
-	}
-	return r;
-}
-
-static __u64 counter_value(struct __test_metadata *_metadata, int fd)
-{
-	return counter_read(_metadata, fd, 0).value;
-}
-
 /*
  * group_values() - read the @nr values of a group, leader first
  *
@@ -260,73 +131,11 @@ static void group_values(struct __test_metadata *_metadata, int fd,
 			 unsigned int nr, __u64 *values)
 {
 	__u64 buf[16];
-	ssize_t n;
 
 	ASSERT_GT(ARRAY_SIZE(buf), nr);
-	n = read(fd, buf, sizeof(buf));
-	ASSERT_EQ((ssize_t)pmc_read_size(PMC_FORMAT_GROUP, nr), n) {
-		TH_LOG("group read() of fd %d: %zd (%s)", fd, n,
-		       n < 0 ? strerror(errno) : "bytes");
-	}
-	ASSERT_EQ(nr, buf[0]);
+	ASSERT_EQ(nr, group_read(_metadata, fd, PMC_FORMAT_GROUP, buf,
+				 ARRAY_SIZE(buf)));
 	memcpy(values, &buf[1], nr * sizeof(*values));
-}
-
-static void counter_ioctl(struct __test_metadata *_metadata, int fd,
-			  unsigned long cmd)
-{
-	ASSERT_EQ(0, ioctl(fd, cmd, 0)) {
-		TH_LOG("ioctl(%d, %#lx): %s", fd, cmd, strerror(errno));
-	}
-}
-
-static void close_all(const int *fds, unsigned int nr)
-{
-	while (nr--)
-		close(fds[nr]);
-}
-
-/*
- * fdinfo_field() - the value of line @key in /proc/self/fdinfo/@fd
- *
- * Return: 0 with the text after "key:" and its blanks in @val, or an
- * errno; ENOENT when there is no such line.
- */
-static int fdinfo_field(int fd, const char *key, char *val, size_t len)
-{
-	size_t klen = strlen(key);
-	char path[64], line[256], *p;
-	int err = ENOENT;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, key, klen) || line[klen] != ':')
-			continue;
-		p = line + klen + 1;
-		p += strspn(p, " \t");
-		p[strcspn(p, "\n")] = '\0';
-		snprintf(val, len, "%s", p);
-		err = 0;
-		break;
-	}
-	fclose(f);
-	return err;
-}
-
-/* Overflow interrupts counter @fd took, from its fdinfo. */
-static __u64 nr_overflows(struct __test_metadata *_metadata, int fd)
-{
-	char val[32];
-	int err = fdinfo_field(fd, "pmc-overflows", val, sizeof(val));
-
-	ASSERT_EQ(0, err) {
-		TH_LOG("pmc-overflows of fd %d: %s", fd, strerror(err));
-	}
-	return strtoull(val, NULL, 10);
 }
 
 /*
@@ -375,23 +184,24 @@ struct burner {
 	__u64 burn_ns;
 };
 
+static int burner_main(void *arg)
+{
+	struct burner *b = arg;
+	char c;
+
+	close(b->go[1]);
+	if (read(b->go[0], &c, 1) != 1)
+		return 1;
+	burn_cpu(b->burn_ns);
+	return 0;
+}
+
 static pid_t burner_spawn(struct __test_metadata *_metadata, struct burner *b)
 {
 	pid_t pid;
-	char c;
 
 	ASSERT_EQ(0, pipe(b->go));
-	fflush(NULL);
-	pid = fork();
-	ASSERT_LE(0, pid) TH_LOG("fork: %s", strerror(errno));
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		close(b->go[1]);
-		if (read(b->go[0], &c, 1) != 1)
-			_exit(1);
-		burn_cpu(b->burn_ns);
-		_exit(0);
-	}
+	pid = spawn(_metadata, burner_main, b);
 	close(b->go[0]);
 	return pid;
 }
@@ -400,14 +210,9 @@ static pid_t burner_spawn(struct __test_metadata *_metadata, struct burner *b)
 static void burner_run(struct __test_metadata *_metadata, struct burner *b,
 		       pid_t pid)
 {
-	int status;
-
 	ASSERT_EQ(1, write(b->go[1], "g", 1));
 	close(b->go[1]);
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-		TH_LOG("burner child ended with status %#x", status);
-	}
+	ASSERT_EQ(0, reap(_metadata, pid, NULL));
 }
 
 /* A perf hardware cycles counter on the calling task, or -1 and errno. */
@@ -527,7 +332,7 @@ TEST_F(hw, generic_events)
 		group_values(_metadata, fds[0], 2, v);
 		EXPECT_LT(0, v[1]) TH_LOG("%s counted nothing", hw_names[id]);
 		expect_rate(_metadata, hw_names[id], v[1], v[0], emu_rate[id], 10);
-		close_all(fds, 2);
+		close_group(fds, 2);
 	}
 
 	for (i = 0; i < ARRAY_SIZE(bad_ids); i++) {
@@ -561,7 +366,7 @@ TEST_F(hw, rates_match_model)
 		TH_LOG("%llu instructions in %llu cycles; want half",
 		       (unsigned long long)v[2], (unsigned long long)v[1]);
 	}
-	close_all(fds, 3);
+	close_group(fds, 3);
 }
 
 struct raw_case {
@@ -625,7 +430,7 @@ TEST_F(hw, raw_events)
 		group_values(_metadata, fds[0], 2, v);
 		EXPECT_LT(0, v[1]) TH_LOG("%s counted nothing", rc->what);
 		expect_rate(_metadata, rc->what, v[1], v[0], rc->rate, 10);
-		close_all(fds, 2);
+		close_group(fds, 2);
 	}
 
 	for (i = 0; i < ARRAY_SIZE(rejected); i++) {
@@ -953,7 +758,7 @@ TEST_F(hw, oversized_group_never_runs)
 	r = counter_read(_metadata, fds[0], ALL_TIMES);
 	EXPECT_LT(0, r.value) TH_LOG("a group that fits did not go on");
 	EXPECT_LT(0, r.running);
-	close_all(fds, nr);
+	close_group(fds, nr);
 }
 
 /* A counter on another task counts that task, and keeps the final count. */
@@ -974,7 +779,7 @@ TEST_F(hw, other_task)
 	group_values(_metadata, fds[0], 2, v);
 	EXPECT_LE(BURN_NS * 9 / 10, v[0]);
 	expect_rate(_metadata, "child's cycles", v[1], v[0], 1000, 5);
-	close_all(fds, 2);
+	close_group(fds, 2);
 }
 
 /* Counts follow the task across CPUs: each CPU's counter is handed over. */
@@ -1007,7 +812,7 @@ TEST_F(hw, migration)
 		       (unsigned long long)v[2], flips);
 	}
 	expect_rate(_metadata, "cycles across migrations", v[1], v[0], 1000, 5);
-	close_all(fds, 3);
+	close_group(fds, 3);
 }
 
 /* A per-CPU cycles counter counts what runs on its CPU: us. */

@@ -15,7 +15,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -27,11 +26,9 @@
 #include <sys/wait.h>
 
 #include "../kselftest_harness.h"
-#include "pmc_util.h"
+#include "pmc_harness.h"
 
-#define PARANOID_PATH	"/proc/sys/kernel/pmc_paranoid"
 #define MLOCK_KB_PATH	"/proc/sys/kernel/pmc_mlock_kb"
-#define NOBODY		65534
 
 /* comm_records execs this binary with this argument: exit at once. */
 #define EXEC_EXIT_ARG	"--pmc-sample-exec-exit"
@@ -54,19 +51,6 @@
 /* A sampling counter that never overflows, for side records only. */
 #define NEVER_PERIOD	(1ULL << 62)
 
-/*
- * Checks for forked children. ASSERT_*() must not be used there: the
- * longjmp would run the fixture teardown in the child. A child reports
- * the first failed check on stderr and through its exit status.
- */
-#define CHILD_CHECK(cond, fmt, ...) do {				\
-	if (!(cond)) {							\
-		fprintf(stderr, "# %s:%d: child check '%s' failed: " fmt "\n", \
-			__FILE__, __LINE__, #cond, ##__VA_ARGS__);	\
-		return 1;						\
-	}								\
-} while (0)
-
 /* Stop checking sample after sample once one check failed. */
 #define FAILED()	(_metadata->exit_code == KSFT_FAIL)
 
@@ -78,14 +62,6 @@ static pid_t sys_gettid(void)
 static bool user_addr(__u64 addr)
 {
 	return addr && addr < USER_END;
-}
-
-/* @got is within @pct percent of @want, plus @slack. */
-static bool near(__u64 got, __u64 want, unsigned int pct, __u64 slack)
-{
-	__u64 tolerance = want * pct / 100 + slack;
-
-	return got + tolerance >= want && got <= want + tolerance;
 }
 
 /*
@@ -404,47 +380,6 @@ static bool rb_collect(struct rb *rb, __u32 type, struct records *r)
 	return true;
 }
 
-/*
- * fdinfo_field() - the value of line @key in /proc/self/fdinfo/@fd
- *
- * Return: 0 with the text after "key:" and its blanks in @val, or an
- * errno; ENOENT when there is no such line.
- */
-static int fdinfo_field(int fd, const char *key, char *val, size_t len)
-{
-	size_t klen = strlen(key);
-	char path[64], line[256], *p;
-	int err = ENOENT;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, key, klen) || line[klen] != ':')
-			continue;
-		p = line + klen + 1;
-		p += strspn(p, " \t");
-		p[strcspn(p, "\n")] = '\0';
-		snprintf(val, len, "%s", p);
-		err = 0;
-		break;
-	}
-	fclose(f);
-	return err;
-}
-
-/* Overflows counter @fd took, or -1. */
-static long long fdinfo_overflows(int fd)
-{
-	char val[32];
-
-	if (fdinfo_field(fd, "pmc-overflows", val, sizeof(val)))
-		return -1;
-	return strtoll(val, NULL, 10);
-}
-
 /* VmPin of this process in kB, or -1. */
 static long vmpin_kb(void)
 {
@@ -475,21 +410,6 @@ static int sampler_open_errno(unsigned int id, __u64 period, __u32 type,
 	return sys_pmc_open(&attr, pid, -1, -1, 0);
 }
 
-/* Open a counter or fail the test. */
-static int counter_open(struct __test_metadata *_metadata,
-			struct pmc_attr *attr, pid_t pid)
-{
-	int fd = sys_pmc_open(attr, pid, -1, -1, 0);
-	int err = errno;
-
-	ASSERT_LE(0, fd) {
-		TH_LOG("pmc_open(config %#llx, period %llu, pid %d): %s",
-		       (unsigned long long)attr->config,
-		       (unsigned long long)attr->irq_period, pid, strerror(err));
-	}
-	return fd;
-}
-
 /* A user-mode software sampler on @pid, or fail the test. */
 static int sampler_open(struct __test_metadata *_metadata, unsigned int id,
 			__u64 period, __u32 type, pid_t pid, bool disabled)
@@ -500,32 +420,7 @@ static int sampler_open(struct __test_metadata *_metadata, unsigned int id,
 	attr.irq_period = period;
 	attr.record_type = type;
 	attr.disabled = disabled;
-	return counter_open(_metadata, &attr, pid);
-}
-
-static void counter_ioctl(struct __test_metadata *_metadata, int fd,
-			  unsigned long cmd)
-{
-	ASSERT_EQ(0, ioctl(fd, cmd, 0)) {
-		TH_LOG("ioctl(%d, %#lx): %s", fd, cmd, strerror(errno));
-	}
-}
-
-static __u64 counter_value(struct __test_metadata *_metadata, int fd)
-{
-	struct pmc_reading r = { };
-	int ret = pmc_read(fd, 0, &r);
-
-	ASSERT_EQ(0, ret) TH_LOG("read() of fd %d: %d", fd, ret);
-	return r.value;
-}
-
-static __u64 overflows(struct __test_metadata *_metadata, int fd)
-{
-	long long n = fdinfo_overflows(fd);
-
-	ASSERT_LE(0, n) TH_LOG("no pmc-overflows in fdinfo of fd %d", fd);
-	return n;
+	return counter_open(_metadata, &attr, pid, -1, -1);
 }
 
 static void map_buffer(struct __test_metadata *_metadata, struct rb *rb,
@@ -551,15 +446,6 @@ static void records_reserve(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, records_init(r, cap));
 }
 
-/* Fresh anonymous pages, or fail the test. */
-static char *fresh_pages(struct __test_metadata *_metadata, size_t nr)
-{
-	char *p = map_fresh_pages(nr);
-
-	ASSERT_NE(NULL, p) TH_LOG("mmap: %s", strerror(errno));
-	return p;
-}
-
 /* Index of the page of @region that @addr is in, or -1. */
 static long region_page(const char *region, size_t nr, __u64 addr)
 {
@@ -578,33 +464,6 @@ static short poll_now(int fd)
 	if (poll(&pfd, 1, 0) < 0)
 		return -1;
 	return pfd.revents;
-}
-
-/* pmc_emu= on the kernel command line, or NULL. */
-static const char *cmdline_emu(void)
-{
-	static char value[32];
-	char buf[4096], *tok, *save;
-	const char *found = NULL;
-	ssize_t n;
-	int fd;
-
-	fd = open("/proc/cmdline", O_RDONLY);
-	if (fd < 0)
-		return NULL;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return NULL;
-	buf[n] = '\0';
-	for (tok = strtok_r(buf, " \t\n", &save); tok;
-	     tok = strtok_r(NULL, " \t\n", &save)) {
-		if (!strncmp(tok, "pmc_emu=", 8)) {
-			snprintf(value, sizeof(value), "%s", tok + 8);
-			found = value;
-		}
-	}
-	return found;
 }
 
 /*
@@ -703,80 +562,6 @@ static void hot_run(unsigned long iters, __u64 ns)
 
 /* Children */
 
-typedef int (*child_fn)(void *arg);
-
-/* Fork a child running @fn; it dies with its parent. Return: pid or -1. */
-static pid_t fork_child(child_fn fn, void *arg)
-{
-	pid_t pid;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		_exit(fn(arg));
-	}
-	return pid;
-}
-
-static pid_t spawn(struct __test_metadata *_metadata, child_fn fn, void *arg)
-{
-	pid_t pid = fork_child(fn, arg);
-
-	ASSERT_LE(0, pid) TH_LOG("fork: %s", strerror(errno));
-	return pid;
-}
-
-/* Reap @pid, which must exit normally. Return: its exit code. */
-static int reap(struct __test_metadata *_metadata, pid_t pid,
-		struct rusage *usage)
-{
-	struct rusage ignored;
-	int status;
-
-	ASSERT_EQ(pid, wait4(pid, &status, 0, usage ?: &ignored));
-	ASSERT_TRUE(WIFEXITED(status)) {
-		TH_LOG("child %d ended with status %#x", pid, status);
-	}
-	return WEXITSTATUS(status);
-}
-
-/* Drop root to nobody; stay dumpable so that pid checks see a user task. */
-static int drop_privileges(void)
-{
-	if (geteuid() != 0)
-		return 0;
-	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
-	    setresuid(NOBODY, NOBODY, NOBODY))
-		return -1;
-	prctl(PR_SET_DUMPABLE, 1);
-	return 0;
-}
-
-struct unprivileged_call {
-	child_fn fn;
-	void *arg;
-};
-
-static int unprivileged_trampoline(void *arg)
-{
-	struct unprivileged_call *call = arg;
-
-	CHILD_CHECK(drop_privileges() == 0, "%s", strerror(errno));
-	CHILD_CHECK(geteuid() != 0, "still root");
-	return call->fn(call->arg);
-}
-
-/* Run @fn(@arg) in a child that is not root; it must return 0. */
-static void run_unprivileged(struct __test_metadata *_metadata, child_fn fn,
-			     void *arg)
-{
-	struct unprivileged_call call = { .fn = fn, .arg = arg };
-	pid_t pid = spawn(_metadata, unprivileged_trampoline, &call);
-
-	ASSERT_EQ(0, reap(_metadata, pid, NULL));
-}
-
 /*
  * A child that touches its fresh pages when told to: the parent writes
  * a count n (1..255) and reads it back once n more pages are touched;
@@ -862,19 +647,8 @@ FIXTURE(sample) {
 
 FIXTURE_SETUP(sample)
 {
-	struct pmc_attr attr;
-	int fd, err;
-
 	self->root = geteuid() == 0;
-	/* A kernel without pmc_open(2) must fail every test, not skip. */
-	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
-	fd = sys_pmc_open(&attr, 0, -1, -1, 0);
-	err = errno;
-	ASSERT_LE(0, fd) {
-		TH_LOG("cannot open a user-mode task-clock counter: %s",
-		       strerror(err));
-	}
-	close(fd);
+	require_pmc_open(_metadata);
 }
 
 FIXTURE_TEARDOWN(sample)
@@ -925,7 +699,7 @@ TEST_F(sample, task_clock_1ms)
 		TH_LOG("%zu samples over %llu ns of CPU time", r.nr,
 		       (unsigned long long)cpu);
 	}
-	EXPECT_EQ(r.nr, overflows(_metadata, fd));
+	EXPECT_EQ(r.nr, nr_overflows(_metadata, fd));
 
 	for (i = 0; i < r.nr; i++) {
 		s = &r.s[i];
@@ -984,7 +758,7 @@ TEST_F(sample, page_fault_addr)
 	collect(_metadata, &rb, REC_FAULT, &r);
 
 	EXPECT_EQ(0, r.nr_lost);
-	EXPECT_EQ(r.nr, overflows(_metadata, fd));
+	EXPECT_EQ(r.nr, nr_overflows(_metadata, fd));
 	for (i = 0; i < r.nr; i++) {
 		s = &r.s[i];
 		page = region_page(region, nr, s->addr);
@@ -1058,7 +832,7 @@ TEST_F(sample, hot_loop_ips)
 
 	/* 100 ms at 1 GHz is 1000 periods; some NMIs may come late */
 	ASSERT_LE(100, r.nr) TH_LOG("only %zu samples", r.nr);
-	EXPECT_EQ(r.nr + r.lost, overflows(_metadata, fd));
+	EXPECT_EQ(r.nr + r.lost, nr_overflows(_metadata, fd));
 	for (i = 0; i < r.nr; i++) {
 		if (in_fn(r.s[i].ip, loop, loop_end))
 			in_loop++;
@@ -1146,7 +920,7 @@ TEST_F(sample, lost_records)
 	EXPECT_EQ(nr2, second);
 	EXPECT_EQ(1, r.nr_lost);
 	EXPECT_LE(nr - first, r.lost);
-	EXPECT_EQ(overflows(_metadata, fd), r.nr + r.lost) {
+	EXPECT_EQ(nr_overflows(_metadata, fd), r.nr + r.lost) {
 		TH_LOG("%zu samples + %llu lost", r.nr,
 		       (unsigned long long)r.lost);
 	}
@@ -1184,7 +958,7 @@ TEST_F(sample, overwrite_mode)
 
 	head = rb_data_head(&rb);
 	/* nothing is lost in overwrite mode: every sample was written */
-	EXPECT_EQ(size * overflows(_metadata, fd), head);
+	EXPECT_EQ(size * nr_overflows(_metadata, fd), head);
 	ASSERT_LT(rb.size, head);
 
 	/* All records are samples of one size: they start at multiples. */
@@ -1295,10 +1069,10 @@ TEST_F(sample, mmap_records)
 	attr.record_type = PMC_RECORD_IP;
 	attr.mmap = 1;
 	attr.munmap = 1;
-	fd = counter_open(_metadata, &attr, 0);
+	fd = counter_open(_metadata, &attr, 0, -1, -1);
 	map_buffer(_metadata, &rb, fd, 2, true);
 	attr.munmap = 0;
-	fd2 = counter_open(_metadata, &attr, 0);
+	fd2 = counter_open(_metadata, &attr, 0, -1, -1);
 	map_buffer(_metadata, &rb2, fd2, 2, true);
 
 	/* not executable: no record */
@@ -1409,10 +1183,10 @@ TEST_F(sample, comm_records)
 	attr.irq_period = NEVER_PERIOD;
 	attr.record_type = PMC_RECORD_IP;
 	attr.comm = 1;
-	fd = counter_open(_metadata, &attr, 0);
+	fd = counter_open(_metadata, &attr, 0, -1, -1);
 	map_buffer(_metadata, &rb, fd, 1, true);
 	attr.comm = 0;
-	fd2 = counter_open(_metadata, &attr, 0);
+	fd2 = counter_open(_metadata, &attr, 0, -1, -1);
 	map_buffer(_metadata, &rb2, fd2, 1, true);
 
 	ASSERT_EQ(0, prctl(PR_SET_NAME, "x", 0, 0, 0));
@@ -1434,7 +1208,7 @@ TEST_F(sample, comm_records)
 	pid = spawn(_metadata, exec_self_main, &go[0]);
 	close(go[0]);
 	attr.comm = 1;
-	fd = counter_open(_metadata, &attr, pid);
+	fd = counter_open(_metadata, &attr, pid, -1, -1);
 	map_buffer(_metadata, &rb, fd, 1, true);
 	ASSERT_EQ(1, write(go[1], "g", 1));
 	close(go[1]);
@@ -1475,7 +1249,7 @@ TEST_F(sample, poll_wakeup)
 	attr.irq_period = 1;
 	attr.record_type = REC_FAULT;
 	attr.wakeup_events = 5;
-	fd = counter_open(_metadata, &attr, st.pid);
+	fd = counter_open(_metadata, &attr, st.pid, -1, -1);
 	map_buffer(_metadata, &rb, fd, 2, true);
 	records_reserve(_metadata, &r, 256);
 
@@ -1529,7 +1303,7 @@ TEST_F(sample, poll_wakeup)
 	/* wakeup_events = 0: a wakeup per page filled */
 	stepper_spawn(_metadata, &st, 160);
 	attr.wakeup_events = 0;
-	fd = counter_open(_metadata, &attr, st.pid);
+	fd = counter_open(_metadata, &attr, st.pid, -1, -1);
 	map_buffer(_metadata, &rb, fd, 4, true);
 	records_reserve(_metadata, &r, 256);
 	wakeups = 0;
@@ -1585,7 +1359,7 @@ TEST_F(sample, sigio)
 	attr.record_type = REC_FAULT;
 	attr.wakeup_events = wakeup;
 	attr.disabled = 1;
-	fd = counter_open(_metadata, &attr, 0);
+	fd = counter_open(_metadata, &attr, 0, -1, -1);
 	map_buffer(_metadata, &rb, fd, 2, true);
 	ASSERT_EQ(0, fcntl(fd, F_SETOWN, getpid()));
 	ASSERT_EQ(0, fcntl(fd, F_SETSIG, SIGIO));
@@ -1644,7 +1418,7 @@ TEST_F(sample, refresh)
 	collect(_metadata, &rb, REC_BASIC, &r);
 	EXPECT_EQ(3, r.nr);
 	EXPECT_EQ(0, r.nr_lost);
-	EXPECT_LE(3, overflows(_metadata, fd));
+	EXPECT_LE(3, nr_overflows(_metadata, fd));
 	/* it stopped after the third period */
 	value = counter_value(_metadata, fd);
 	EXPECT_LE(3 * period * 9 / 10, value);
@@ -1675,7 +1449,7 @@ TEST_F(sample, refresh)
 	attr.record_type = REC_BASIC;
 	attr.inherit = 1;
 	attr.disabled = 1;
-	fd = counter_open(_metadata, &attr, 0);
+	fd = counter_open(_metadata, &attr, 0, -1, -1);
 	EXPECT_EQ(-1, ioctl(fd, PMC_IOC_REFRESH, 1));
 	EXPECT_EQ(EINVAL, errno);
 	close(fd);
@@ -1911,7 +1685,7 @@ TEST_F(sample, inherit_samples)
 	attr.irq_period = period;
 	attr.record_type = REC_BASIC;
 	attr.inherit = 1;
-	fd = counter_open(_metadata, &attr, 0);
+	fd = counter_open(_metadata, &attr, 0, -1, -1);
 	map_buffer(_metadata, &rb, fd, 8, true);
 	records_reserve(_metadata, &r, 256);
 

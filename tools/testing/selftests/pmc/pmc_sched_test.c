@@ -28,14 +28,12 @@
 #include <sys/wait.h>
 
 #include "../kselftest_harness.h"
-#include "pmc_util.h"
+#include "pmc_harness.h"
 
 #define MUX_INTERVAL_PATH	"/proc/sys/kernel/pmc_mux_interval_ms"
 
-#define ALL_TIMES	(PMC_FORMAT_TOTAL_TIME_ENABLED | PMC_FORMAT_TOTAL_TIME_RUNNING)
 #define GROUP_TIMES	(PMC_FORMAT_GROUP | ALL_TIMES)
 
-#define HW(id)		PMC_CONFIG(PMC_TYPE_HARDWARE, (id))
 #define SW(id)		PMC_CONFIG(PMC_TYPE_SOFTWARE, (id))
 
 /* CPU time burnt where a counter only has to move. */
@@ -72,43 +70,6 @@
 #define SCALE_BUDGET_NS	(30 * NSEC_PER_SEC)
 #define TINY_BURN_NS	(10 * NSEC_PER_USEC)	/* one pass of burn_cpu() */
 
-/*
- * Checks for forked children and threads. ASSERT_*() must not be used
- * there: the longjmp would run the test's teardown in the child. A child
- * reports the first failed check on stderr and through its exit status.
- */
-#define CHILD_CHECK(cond, fmt, ...) do {				\
-	if (!(cond)) {							\
-		fprintf(stderr, "# %s:%d: child check '%s' failed: " fmt "\n", \
-			__FILE__, __LINE__, #cond, ##__VA_ARGS__);	\
-		return 1;						\
-	}								\
-} while (0)
-
-/* The models of arch/x86/events-lite/model.c that pmc_emu= selects. */
-struct emu_model {
-	const char *name;
-	int nr_counters;
-	bool bus_cycles;	/* maps PMC_HW_BUS_CYCLES; else EINVAL */
-};
-
-static const struct emu_model emu_models[] = {
-	{ .name = "p6",		.nr_counters = 2, .bus_cycles = true },
-	{ .name = "k7",		.nr_counters = 4 },
-	{ .name = "fam15h",	.nr_counters = 6 },
-	{ .name = "fam17h",	.nr_counters = 6 },
-};
-
-static const char *const hw_names[PMC_HW_MAX] = {
-	[PMC_HW_CPU_CYCLES]		= "cycles",
-	[PMC_HW_INSTRUCTIONS]		= "instructions",
-	[PMC_HW_CACHE_REFERENCES]	= "cache-references",
-	[PMC_HW_CACHE_MISSES]		= "cache-misses",
-	[PMC_HW_BRANCH_INSTRUCTIONS]	= "branches",
-	[PMC_HW_BRANCH_MISSES]		= "branch-misses",
-	[PMC_HW_BUS_CYCLES]		= "bus-cycles",
-};
-
 /* Events every model maps: groups of up to six different counters. */
 static const unsigned int fill_events[] = {
 	PMC_HW_CPU_CYCLES, PMC_HW_INSTRUCTIONS, PMC_HW_BRANCH_INSTRUCTIONS,
@@ -133,24 +94,6 @@ enum {
 };
 
 /*
- * require_pmc_open() - fail, loudly, unless pmc_open(2) works at all
- *
- * A kernel without the syscall must fail every test, not skip them.
- */
-static void require_pmc_open(struct __test_metadata *_metadata)
-{
-	struct pmc_attr attr;
-	int err;
-
-	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
-	err = pmc_open_errno(&attr, 0, -1, -1, 0);
-	ASSERT_EQ(0, err) {
-		TH_LOG("cannot open a user-mode task-clock counter: %s",
-		       strerror(err));
-	}
-}
-
-/*
  * open_counter() - a user-mode counter on the calling task, or fail
  *
  * exclude_kernel is always set: pmc_paranoid 2 demands it from an
@@ -160,7 +103,6 @@ static int open_counter(struct __test_metadata *_metadata, __u64 config,
 			int group_fd, __u32 read_format, unsigned int flags)
 {
 	struct pmc_attr attr;
-	int fd, err;
 
 	pmc_sw_attr(&attr, 0, read_format);
 	attr.config = config;
@@ -168,55 +110,16 @@ static int open_counter(struct __test_metadata *_metadata, __u64 config,
 	attr.pinned = !!(flags & OPEN_PINNED);
 	attr.exclusive = !!(flags & OPEN_EXCLUSIVE);
 	attr.inherit = !!(flags & OPEN_INHERIT);
-	fd = sys_pmc_open(&attr, 0, -1, group_fd, 0);
-	err = errno;
-	ASSERT_LE(0, fd) {
-		TH_LOG("pmc_open(config %#llx, group_fd %d, flags %#x): %s",
-		       (unsigned long long)config, group_fd, flags,
-		       strerror(err));
-	}
-	return fd;
-}
-
-/* Read a counter opened without PMC_FORMAT_GROUP, or fail the test. */
-static struct pmc_reading counter_read(struct __test_metadata *_metadata,
-				       int fd, __u32 read_format)
-{
-	struct pmc_reading r;
-	int ret = pmc_read(fd, read_format, &r);
-
-	ASSERT_EQ(0, ret) {
-		TH_LOG("read() of counter fd %d: %s", fd,
-		       ret == -EMSGSIZE ? "wrong size" : strerror(-ret));
-	}
-	return r;
-}
-
-static __u64 counter_value(struct __test_metadata *_metadata, int fd)
-{
-	return counter_read(_metadata, fd, 0).value;
+	return counter_open(_metadata, &attr, 0, -1, group_fd);
 }
 
 /* Read a GROUP_TIMES leader of @nr counters; not in the error state. */
-static void group_read(struct __test_metadata *_metadata, int fd,
-		       unsigned int nr, struct group_reading *g)
+static void group_times_read(struct __test_metadata *_metadata, int fd,
+			     unsigned int nr, struct group_reading *g)
 {
-	ssize_t n = read(fd, g, sizeof(*g));
-
-	ASSERT_EQ(pmc_read_size(GROUP_TIMES, nr), n) {
-		TH_LOG("group read() of fd %d gave %zd (%s), want %zu bytes",
-		       fd, n, n < 0 ? strerror(errno) : "",
-		       pmc_read_size(GROUP_TIMES, nr));
-	}
-	ASSERT_EQ(nr, g->nr);
-}
-
-static void counter_ioctl(struct __test_metadata *_metadata, int fd,
-			  unsigned long cmd)
-{
-	ASSERT_EQ(0, ioctl(fd, cmd, 0)) {
-		TH_LOG("ioctl(%d, %#lx): %s", fd, cmd, strerror(errno));
-	}
+	/* struct group_reading is the GROUP_TIMES layout, all __u64 */
+	ASSERT_EQ(nr, group_read(_metadata, fd, GROUP_TIMES, (__u64 *)g,
+				 sizeof(*g) / sizeof(__u64)));
 }
 
 /* prctl(): all counters on the calling task on or off at one instant. */
@@ -243,13 +146,6 @@ static void open_hw_group(struct __test_metadata *_metadata, int *fds,
 				      ALL_TIMES, 0);
 }
 
-/* Members first, so that none becomes a group of its own meanwhile. */
-static void close_group(int *fds, int nr)
-{
-	while (nr--)
-		close(fds[nr]);
-}
-
 /* Never multiplexed out: time_running within 1% of time_enabled. */
 static bool always_ran(__u64 enabled, __u64 running)
 {
@@ -263,69 +159,9 @@ static bool ran_about_half(__u64 enabled, __u64 running)
 	return running >= enabled * 3 / 10 && running <= enabled * 7 / 10;
 }
 
-typedef int (*child_fn)(void *arg);
-
-/* Fork a child running @fn; it dies with its parent. Return: pid or -1. */
-static pid_t fork_child(child_fn fn, void *arg)
-{
-	pid_t pid;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		_exit(fn(arg));
-	}
-	return pid;
-}
-
-static pid_t spawn(struct __test_metadata *_metadata, child_fn fn, void *arg)
-{
-	pid_t pid = fork_child(fn, arg);
-
-	ASSERT_LE(0, pid) TH_LOG("fork: %s", strerror(errno));
-	return pid;
-}
-
-/* Reap @pid, which must exit normally. Return: its exit code. */
-static int reap(struct __test_metadata *_metadata, pid_t pid)
-{
-	int status;
-
-	ASSERT_EQ(pid, waitpid(pid, &status, 0)) {
-		TH_LOG("waitpid(%d): %s", pid, strerror(errno));
-	}
-	ASSERT_TRUE(WIFEXITED(status)) {
-		TH_LOG("child %d ended with status %#x", pid, status);
-	}
-	return WEXITSTATUS(status);
-}
-
 static __u64 process_cputime_ns(void)
 {
 	return clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-}
-
-/*
- * Slab caches: after the last close, every counter and context must be
- * freed, inherited copies included.
- */
-static const char *const pmc_caches[] = { "pmc_counter", "pmc_context" };
-
-/* The count once pending RCU frees have landed: two equal readings. */
-static long slab_settled(const char *cache)
-{
-	long prev = slab_active_objs(cache), now = prev;
-	int i;
-
-	for (i = 0; i < 30; i++) {
-		usleep(100 * 1000);
-		now = slab_active_objs(cache);
-		if (now == prev)
-			break;
-		prev = now;
-	}
-	return now;
 }
 
 /*
@@ -339,41 +175,15 @@ static long slab_settled(const char *cache)
  */
 static bool slab_baseline(struct __test_metadata *_metadata, long *base)
 {
-	unsigned int i;
-
 	close(open_counter(_metadata, SW(PMC_SW_TASK_CLOCK), -1, 0, 0));
 	if (access("/proc/slabinfo", R_OK))
 		return false;
-	for (i = 0; i < ARRAY_SIZE(pmc_caches); i++) {
-		base[i] = slab_settled(pmc_caches[i]);
-		ASSERT_LE(0, base[i]) {
-			TH_LOG("%s: %s", pmc_caches[i], base[i] == -ENOENT ?
-			       "not in /proc/slabinfo" : strerror(-base[i]));
-		}
-	}
+	slab_read_baseline(_metadata, base);
 	return true;
 }
 
-/* Frees go through RCU: give the caches ten seconds to get back. */
-static void expect_slab_baseline(struct __test_metadata *_metadata,
-				 const long *base)
-{
-	unsigned int i, waited;
-	long now;
-
-	for (i = 0; i < ARRAY_SIZE(pmc_caches); i++) {
-		for (waited = 0; ; waited += 100) {
-			now = slab_active_objs(pmc_caches[i]);
-			if (now <= base[i] || waited >= 10000)
-				break;
-			usleep(100 * 1000);
-		}
-		EXPECT_LE(now, base[i]) {
-			TH_LOG("%s: %ld active objects before, %ld after",
-			       pmc_caches[i], base[i], now);
-		}
-	}
-}
+/* Inherited copies are freed late: give the caches ten seconds. */
+#define SLAB_WAIT_MS	10000
 
 /* Report the leak check as skipped, but never hide a failure. */
 static void skip_slab_check(struct __test_metadata *_metadata)
@@ -395,28 +205,10 @@ FIXTURE(sched) {
 /* pmc_emu=NAME on the kernel command line, and the model it names. */
 static void find_emu_model(FIXTURE_DATA(sched) *self)
 {
-	static const char key[] = "pmc_emu=";
-	char line[4096] = "", *p;
-	unsigned int i;
-	FILE *f;
+	const char *name = cmdline_emu();
 
-	f = fopen("/proc/cmdline", "r");
-	if (!f)
-		return;
-	if (!fgets(line, sizeof(line), f))
-		line[0] = '\0';
-	fclose(f);
-	for (p = line; (p = strstr(p, key)); p++) {
-		if (p == line || p[-1] == ' ') {
-			if (sscanf(p + strlen(key), "%15[^ \n]",
-				   self->emu_name) != 1)
-				self->emu_name[0] = '\0';
-			break;
-		}
-	}
-	for (i = 0; i < ARRAY_SIZE(emu_models); i++)
-		if (!strcmp(self->emu_name, emu_models[i].name))
-			self->emu = &emu_models[i];
+	snprintf(self->emu_name, sizeof(self->emu_name), "%s", name ?: "");
+	self->emu = emu_model_by_name(self->emu_name);
 }
 
 FIXTURE_SETUP(sched)
@@ -465,7 +257,7 @@ static bool have_emulated_pmu(FIXTURE_DATA(sched) *self)
 		       self->emu_name, strerror(self->hw_err));		\
 	}								\
 	if (self->emu->nr_counters < (min))				\
-		SKIP(return, "%s has %d counters, the test needs %d",	\
+		SKIP(return, "%s has %u counters, the test needs %d",	\
 		     self->emu->name, self->emu->nr_counters, (min));	\
 	ASSERT_EQ(0, pin_to_cpu(self->cpu));				\
 } while (0)
@@ -567,7 +359,7 @@ static int mux_events(const struct emu_model *emu, unsigned int *events)
 
 	for (i = 0; i < nr; i++)
 		events[i] = i < 4 ? four[i] : PMC_HW_CPU_CYCLES;
-	if (emu->bus_cycles)
+	if (!emu->amd)		/* AMD models do not map bus-cycles */
 		events[3] = PMC_HW_BUS_CYCLES;
 	return nr;
 }
@@ -623,7 +415,7 @@ TEST_F(sched, mux_accuracy)
 			       (unsigned long long)r[i].running);
 		}
 	}
-	TH_LOG("mux accuracy: worst error %.2f%% (%d groups on %s's %d counters)",
+	TH_LOG("mux accuracy: worst error %.2f%% (%d groups on %s's %u counters)",
 	       worst * 100, nr, self->emu->name, self->emu->nr_counters);
 	expect_pmu_shared(_metadata, r, nr, self->emu->nr_counters);
 }
@@ -691,7 +483,7 @@ TEST_F(sched, pinned_error_state)
 	usleep(2000);
 	EXPECT_EQ(0, read(second[0], &g, sizeof(g)));
 
-	group_read(_metadata, first[0], nr, &g);
+	group_times_read(_metadata, first[0], nr, &g);
 	EXPECT_TRUE(always_ran(g.enabled, g.running)) {
 		TH_LOG("the pinned group that fits: enabled %llu running %llu",
 		       (unsigned long long)g.enabled,
@@ -709,7 +501,7 @@ TEST_F(sched, pinned_error_state)
 	counter_ioctl(_metadata, second[0], PMC_IOC_DISABLE);
 	counter_ioctl(_metadata, second[0], PMC_IOC_ENABLE);
 	burn_cpu(SHORT_BURN_NS);
-	group_read(_metadata, second[0], nr, &g);
+	group_times_read(_metadata, second[0], nr, &g);
 	EXPECT_TRUE(always_ran(g.enabled, g.running)) {
 		TH_LOG("re-enabled pinned group: enabled %llu running %llu",
 		       (unsigned long long)g.enabled,
@@ -733,7 +525,7 @@ TEST_F(sched, pinned_beats_flexible)
 	nr = self->emu->nr_counters;
 	open_hw_group(_metadata, flexible, nr, 0);
 	burn_cpu(SHORT_BURN_NS);
-	group_read(_metadata, flexible[0], nr, &f0);
+	group_times_read(_metadata, flexible[0], nr, &f0);
 	/* alone, it fits */
 	EXPECT_TRUE(always_ran(f0.enabled, f0.running));
 
@@ -741,7 +533,7 @@ TEST_F(sched, pinned_beats_flexible)
 			      OPEN_PINNED);
 	burn_cpu(100 * NSEC_PER_MSEC);
 	p = counter_read(_metadata, pinned, ALL_TIMES);
-	group_read(_metadata, flexible[0], nr, &f1);
+	group_times_read(_metadata, flexible[0], nr, &f1);
 
 	EXPECT_TRUE(always_ran(p.enabled, p.running)) {
 		TH_LOG("pinned: enabled %llu running %llu",
@@ -963,7 +755,7 @@ static void count_children(struct __test_metadata *_metadata, bool inherit,
 		pids[i] = spawn(_metadata, burning_child, &r[i]);
 	}
 	for (i = 0; i < NR_CHILDREN; i++)
-		ASSERT_EQ(0, reap(_metadata, pids[i]));
+		ASSERT_EQ(0, reap(_metadata, pids[i], NULL));
 	f->counted = counter_value(_metadata, fd);
 	f->parent_ns = thread_cputime_ns() - start;
 	f->children_ns = 0;
@@ -1087,7 +879,7 @@ TEST_F(sched, inherit_deep_tree)
 
 	fd = open_counter(_metadata, SW(PMC_SW_TASK_CLOCK), -1, 0,
 			  OPEN_INHERIT);
-	ASSERT_EQ(0, reap(_metadata, spawn(_metadata, chain_link, &c)));
+	ASSERT_EQ(0, reap(_metadata, spawn(_metadata, chain_link, &c), NULL));
 	counted = counter_value(_metadata, fd);
 	parent = thread_cputime_ns() - start;
 	for (i = 0; i < CHAIN_DEPTH; i++) {
@@ -1133,14 +925,14 @@ TEST_F(sched, inherit_group)
 	switches = open_counter(_metadata, SW(PMC_SW_CONTEXT_SWITCHES), leader,
 				0, OPEN_INHERIT);
 	own = open_counter(_metadata, SW(PMC_SW_TASK_CLOCK), leader, 0, 0);
-	group_read(_metadata, leader, 3, &g0);
+	group_times_read(_metadata, leader, 3, &g0);
 
 	start = thread_cputime_ns();
 	for (i = 0; i < NR_SLEEPERS; i++)
 		pids[i] = spawn(_metadata, sleeping_child, &r[i]);
 	for (i = 0; i < NR_SLEEPERS; i++)
-		ASSERT_EQ(0, reap(_metadata, pids[i]));
-	group_read(_metadata, leader, 3, &g1);
+		ASSERT_EQ(0, reap(_metadata, pids[i], NULL));
+	group_times_read(_metadata, leader, 3, &g1);
 	parent = thread_cputime_ns() - start;
 	for (i = 0; i < NR_SLEEPERS; i++)
 		children += r[i].cpu_ns;
@@ -1203,7 +995,7 @@ static int fork_tiny_children(struct __test_metadata *_metadata,
 			pids[i] = spawn(_metadata, tiny_child, &r[done + i]);
 		}
 		for (i = 0; i < n; i++)
-			ASSERT_EQ(0, reap(_metadata, pids[i]));
+			ASSERT_EQ(0, reap(_metadata, pids[i], NULL));
 		done += n;
 	}
 	return done;
@@ -1231,7 +1023,7 @@ TEST_F_TIMEOUT(sched, inherit_2000_children, 90)
 	serial = fork_tiny_children(_metadata, r, SCALE_CHILDREN, 1);
 	batched = fork_tiny_children(_metadata, r + serial, SCALE_CHILDREN,
 				     SCALE_BATCH);
-	group_read(_metadata, leader, 2, &g);
+	group_times_read(_metadata, leader, 2, &g);
 	parent = thread_cputime_ns() - start;
 
 	nr = serial + batched;
@@ -1255,7 +1047,7 @@ TEST_F_TIMEOUT(sched, inherit_2000_children, 90)
 	reports_free(r, 2 * SCALE_CHILDREN);
 
 	if (slab)
-		expect_slab_baseline(_metadata, base);
+		expect_slab_baseline(_metadata, base, SLAB_WAIT_MS);
 	else
 		skip_slab_check(_metadata);
 }
@@ -1288,7 +1080,8 @@ TEST_F(sched, prctl_in_child)
 
 	fd = open_counter(_metadata, SW(PMC_SW_TASK_CLOCK), -1, 0,
 			  OPEN_INHERIT);
-	ASSERT_EQ(0, reap(_metadata, spawn(_metadata, disabling_child, r)));
+	ASSERT_EQ(0, reap(_metadata, spawn(_metadata, disabling_child, r),
+			  NULL));
 	counted = counter_value(_metadata, fd);
 	parent = thread_cputime_ns() - start;
 	TH_LOG("counted %llu ns; parent %llu, child %llu ns of which %llu disabled",
@@ -1639,7 +1432,7 @@ TEST_F_TIMEOUT(sched, open_close_race, 60)
 	for (i = 0; i < RACE_THREADS; i++)
 		ASSERT_EQ(0, pthread_join(race.thread[i].thread, NULL));
 	race_store(race.shared->stop, 1);
-	EXPECT_EQ(0, reap(_metadata, race.forker));
+	EXPECT_EQ(0, reap(_metadata, race.forker, NULL));
 	munmap(race.shared, sizeof(*race.shared));
 
 	for (i = 0; i < RACE_THREADS; i++) {
@@ -1653,7 +1446,7 @@ TEST_F_TIMEOUT(sched, open_close_race, 60)
 	EXPECT_LE(100, ops);
 
 	if (slab)
-		expect_slab_baseline(_metadata, base);
+		expect_slab_baseline(_metadata, base, SLAB_WAIT_MS);
 	else
 		skip_slab_check(_metadata);
 }

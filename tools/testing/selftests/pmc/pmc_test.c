@@ -12,7 +12,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
@@ -24,10 +23,7 @@
 #include <sys/wait.h>
 
 #include "../kselftest_harness.h"
-#include "pmc_util.h"
-
-#define PARANOID_PATH	"/proc/sys/kernel/pmc_paranoid"
-#define NOBODY		65534
+#include "pmc_harness.h"
 
 /* Fresh pages touched by the fault tests: one fault each. */
 #define NR_PAGES	256
@@ -39,64 +35,10 @@
 #define NR_SWITCHES	100
 #define NR_MIGRATIONS	20
 
-#define ALL_TIMES	(PMC_FORMAT_TOTAL_TIME_ENABLED | PMC_FORMAT_TOTAL_TIME_RUNNING)
-
-/*
- * Checks for forked children. ASSERT_*() must not be used there: the
- * longjmp would run the fixture teardown in the child. A child reports
- * the first failed check on stderr and through its exit status.
- */
-#define CHILD_CHECK(cond, fmt, ...) do {				\
-	if (!(cond)) {							\
-		fprintf(stderr, "# %s:%d: child check '%s' failed: " fmt "\n", \
-			__FILE__, __LINE__, #cond, ##__VA_ARGS__);	\
-		return 1;						\
-	}								\
-} while (0)
-
 /* A clock reading of @got is within 10% (plus 2 ms of slack) of @want. */
 static bool clock_close(__u64 got, __u64 want)
 {
-	__u64 tolerance = want / 10 + 2 * NSEC_PER_MSEC;
-
-	return got + tolerance >= want && got <= want + tolerance;
-}
-
-/*
- * require_pmc_open() - fail, loudly, unless pmc_open(2) works at all
- *
- * A kernel without the syscall must fail every test, not skip them.
- */
-static void require_pmc_open(struct __test_metadata *_metadata)
-{
-	struct pmc_attr attr;
-	int fd, err;
-
-	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
-	fd = sys_pmc_open(&attr, 0, -1, -1, 0);
-	err = errno;
-	if (fd < 0 && err == ENOSYS)
-		TH_LOG("pmc_open(2) is not implemented by this kernel (ENOSYS)");
-	ASSERT_LE(0, fd) {
-		TH_LOG("cannot open a user-mode task-clock counter: %s",
-		       strerror(err));
-	}
-	close(fd);
-}
-
-/* Open a counter or fail the test. */
-static int counter_open(struct __test_metadata *_metadata,
-			struct pmc_attr *attr, pid_t pid, int cpu, int group_fd)
-{
-	int fd = sys_pmc_open(attr, pid, cpu, group_fd, 0);
-	int err = errno;
-
-	ASSERT_LE(0, fd) {
-		TH_LOG("pmc_open(config %#llx, pid %d, cpu %d, group_fd %d): %s",
-		       (unsigned long long)attr->config, pid, cpu, group_fd,
-		       strerror(err));
-	}
-	return fd;
+	return near(got, want, 10, 2 * NSEC_PER_MSEC);
 }
 
 /* A user-mode software counter on the calling task. */
@@ -109,61 +51,6 @@ static int sw_open(struct __test_metadata *_metadata, unsigned int id,
 	return counter_open(_metadata, &attr, 0, -1, group_fd);
 }
 
-/* Read a counter opened without PMC_FORMAT_GROUP, or fail the test. */
-static struct pmc_reading counter_read(struct __test_metadata *_metadata,
-				       int fd, __u32 read_format)
-{
-	struct pmc_reading r;
-	int ret = pmc_read(fd, read_format, &r);
-
-	ASSERT_EQ(0, ret) {
-		TH_LOG("read() of counter fd %d (read_format %#x): %s", fd,
-		       read_format, ret == -EMSGSIZE ? "wrong size" :
-		       strerror(-ret));
-	}
-	return r;
-}
-
-static __u64 counter_value(struct __test_metadata *_metadata, int fd)
-{
-	return counter_read(_metadata, fd, 0).value;
-}
-
-/*
- * group_read() - read a PMC_FORMAT_GROUP counter into @buf
- *
- * Checks that read() returned exactly the size its nr implies.
- *
- * Return: nr, the number of counters in the group.
- */
-static __u64 group_read(struct __test_metadata *_metadata, int fd,
-			__u32 read_format, __u64 *buf, size_t words)
-{
-	ssize_t n = read(fd, buf, words * sizeof(*buf));
-
-	ASSERT_LT(0, n) TH_LOG("group read(): %s", strerror(errno));
-	ASSERT_LE(1, buf[0]);
-	ASSERT_EQ(pmc_read_size(read_format, buf[0]), n);
-	return buf[0];
-}
-
-static void counter_ioctl(struct __test_metadata *_metadata, int fd,
-			  unsigned long cmd)
-{
-	ASSERT_EQ(0, ioctl(fd, cmd, 0)) {
-		TH_LOG("ioctl(%d, %#lx): %s", fd, cmd, strerror(errno));
-	}
-}
-
-/* Fresh anonymous pages, or fail the test. */
-static char *fresh_pages(struct __test_metadata *_metadata, size_t nr)
-{
-	char *p = map_fresh_pages(nr);
-
-	ASSERT_NE(NULL, p) TH_LOG("mmap: %s", strerror(errno));
-	return p;
-}
-
 /* Fault in @nr fresh pages in user mode. */
 static void fault_pages(struct __test_metadata *_metadata, size_t nr)
 {
@@ -171,44 +58,6 @@ static void fault_pages(struct __test_metadata *_metadata, size_t nr)
 
 	touch_pages(p, nr);
 	munmap(p, nr * page_size());
-}
-
-typedef int (*child_fn)(void *arg);
-
-/* Fork a child running @fn; it dies with its parent. Return: pid or -1. */
-static pid_t fork_child(child_fn fn, void *arg)
-{
-	pid_t pid;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		_exit(fn(arg));
-	}
-	return pid;
-}
-
-static pid_t spawn(struct __test_metadata *_metadata, child_fn fn, void *arg)
-{
-	pid_t pid = fork_child(fn, arg);
-
-	ASSERT_LE(0, pid) TH_LOG("fork: %s", strerror(errno));
-	return pid;
-}
-
-/* Reap @pid, which must exit normally. Return: its exit code. */
-static int reap(struct __test_metadata *_metadata, pid_t pid,
-		struct rusage *usage)
-{
-	struct rusage ignored;
-	int status;
-
-	ASSERT_EQ(pid, wait4(pid, &status, 0, usage ?: &ignored));
-	ASSERT_TRUE(WIFEXITED(status)) {
-		TH_LOG("child %d ended with status %#x", pid, status);
-	}
-	return WEXITSTATUS(status);
 }
 
 static void kill_child(pid_t pid)
@@ -262,47 +111,6 @@ static pid_t spawn_sleeper(void)
 	}
 	close(ready[0]);
 	return pid;
-}
-
-/* Drop root to nobody; stay dumpable so that pid checks see a user task. */
-static int drop_privileges(void)
-{
-	if (geteuid() != 0)
-		return 0;
-	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
-	    setresuid(NOBODY, NOBODY, NOBODY))
-		return -1;
-	prctl(PR_SET_DUMPABLE, 1);
-	return 0;
-}
-
-struct unprivileged_call {
-	child_fn fn;
-	void *arg;
-};
-
-static int unprivileged_trampoline(void *arg)
-{
-	struct unprivileged_call *call = arg;
-
-	CHILD_CHECK(drop_privileges() == 0, "%s", strerror(errno));
-	CHILD_CHECK(geteuid() != 0, "still root");
-	return call->fn(call->arg);
-}
-
-/*
- * run_unprivileged() - run @fn(@arg) in a child without privileges
- *
- * As root, the child becomes nobody first. The test fails unless @fn
- * returns 0.
- */
-static void run_unprivileged(struct __test_metadata *_metadata, child_fn fn,
-			     void *arg)
-{
-	struct unprivileged_call call = { .fn = fn, .arg = arg };
-	pid_t pid = spawn(_metadata, unprivileged_trampoline, &call);
-
-	ASSERT_EQ(0, reap(_metadata, pid, NULL));
 }
 
 /*
@@ -2087,8 +1895,6 @@ static int fuzz_main(void *arg)
 	return ret;
 }
 
-static const char *const pmc_caches[] = { "pmc_counter", "pmc_context" };
-
 /*
  * Create each kind of object once before the baseline is taken, so that
  * anything the kernel allocates on first use and keeps (per-CPU contexts,
@@ -2127,28 +1933,11 @@ static int fuzz_warm_up(void *arg)
 	return 0;
 }
 
-/* The count once pending RCU frees have landed: two equal readings. */
-static long slab_settled(const char *cache)
-{
-	long prev = slab_active_objs(cache), now = prev;
-	int i;
-
-	for (i = 0; i < 30; i++) {
-		usleep(100 * 1000);
-		now = slab_active_objs(cache);
-		if (now == prev)
-			break;
-		prev = now;
-	}
-	return now;
-}
-
 TEST_F_TIMEOUT(pmc, fuzz_no_leak, 120)
 {
-	long before[ARRAY_SIZE(pmc_caches)], now;
 	const char *seed = getenv("PMC_FUZZ_SEED");
 	struct fuzz fz = { .root = self->root };
-	unsigned int i, waited;
+	long before[ARRAY_SIZE(pmc_caches)];
 	bool slabinfo;
 	FILE *f;
 
@@ -2162,34 +1951,14 @@ TEST_F_TIMEOUT(pmc, fuzz_no_leak, 120)
 	if (slabinfo) {
 		ASSERT_EQ(0, reap(_metadata, spawn(_metadata, fuzz_warm_up,
 						   &fz.root), NULL));
-		for (i = 0; i < ARRAY_SIZE(pmc_caches); i++) {
-			before[i] = slab_settled(pmc_caches[i]);
-			ASSERT_LE(0, before[i]) {
-				TH_LOG("%s: %s", pmc_caches[i],
-				       before[i] == -ENOENT ?
-				       "not in /proc/slabinfo" :
-				       strerror(-before[i]));
-			}
-		}
+		slab_read_baseline(_metadata, before);
 	}
 
 	ASSERT_EQ(0, reap(_metadata, spawn(_metadata, fuzz_main, &fz), NULL));
 	if (!slabinfo)
 		SKIP(return, "fuzz passed; leak check skipped: /proc/slabinfo not readable");
 
-	/* frees go through RCU: give them a few seconds */
-	for (i = 0; i < ARRAY_SIZE(pmc_caches); i++) {
-		for (waited = 0; ; waited += 100) {
-			now = slab_active_objs(pmc_caches[i]);
-			if (now <= before[i] || waited >= 5000)
-				break;
-			usleep(100 * 1000);
-		}
-		EXPECT_LE(now, before[i]) {
-			TH_LOG("%s: %ld active objects before the fuzz, %ld after",
-			       pmc_caches[i], before[i], now);
-		}
-	}
+	expect_slab_baseline(_metadata, before, 5000);
 }
 
 /*

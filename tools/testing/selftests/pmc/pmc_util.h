@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Helpers for the pmc_open(2) selftests: the syscall wrapper, attr setup,
- * reading a counter, small workloads with a known cost, and accessors for
- * /proc and /sys files.
+ * reading a counter, small workloads with a known cost, forking children,
+ * the emulated PMU models, and accessors for /proc and /sys files.
  *
  * Nothing here uses the kselftest harness. Errors come back as return
  * values, so forked children can use these helpers too.
@@ -15,7 +15,9 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 
@@ -36,6 +39,29 @@
 #define NSEC_PER_USEC	1000ULL
 #define NSEC_PER_MSEC	1000000ULL
 #define NSEC_PER_SEC	1000000000ULL
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
+#define PARANOID_PATH	"/proc/sys/kernel/pmc_paranoid"
+#define NOBODY		65534
+
+#define ALL_TIMES	(PMC_FORMAT_TOTAL_TIME_ENABLED | PMC_FORMAT_TOTAL_TIME_RUNNING)
+#define HW(id)		PMC_CONFIG(PMC_TYPE_HARDWARE, (id))
+
+/*
+ * Checks for forked children and threads. ASSERT_*() must not be used
+ * there: the longjmp would run the fixture teardown in the child. A child
+ * reports the first failed check on stderr and through its exit status.
+ */
+#define CHILD_CHECK(cond, fmt, ...) do {				\
+	if (!(cond)) {							\
+		fprintf(stderr, "# %s:%d: child check '%s' failed: " fmt "\n", \
+			__FILE__, __LINE__, #cond, ##__VA_ARGS__);	\
+		return 1;						\
+	}								\
+} while (0)
 
 static inline int sys_pmc_open(struct pmc_attr *attr, pid_t pid, int cpu,
 			       int group_fd, unsigned long flags)
@@ -125,6 +151,14 @@ static inline int pmc_read(int fd, __u32 read_format, struct pmc_reading *r)
 	if (read_format & PMC_FORMAT_TOTAL_TIME_RUNNING)
 		r->running = buf[i++];
 	return 0;
+}
+
+/* @got is within @pct percent of @want, plus @slack. */
+static inline bool near(__u64 got, __u64 want, unsigned int pct, __u64 slack)
+{
+	__u64 tolerance = want * pct / 100 + slack;
+
+	return got + tolerance >= want && got <= want + tolerance;
 }
 
 static inline __u64 clock_ns(clockid_t clock)
@@ -294,6 +328,150 @@ static inline int write_int_file(const char *path, long val)
 	return write_file(path, buf);
 }
 
+/* Members first, so that none becomes a group of its own meanwhile. */
+static inline void close_group(const int *fds, unsigned int nr)
+{
+	while (nr--)
+		close(fds[nr]);
+}
+
+typedef int (*child_fn)(void *arg);
+
+/* Fork a child running @fn; it dies with its parent. Return: pid or -1. */
+static inline pid_t fork_child(child_fn fn, void *arg)
+{
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		_exit(fn(arg));
+	}
+	return pid;
+}
+
+/* Drop root to nobody; stay dumpable so that pid checks see a user task. */
+static inline int drop_privileges(void)
+{
+	if (geteuid() != 0)
+		return 0;
+	if (setgroups(0, NULL) || setresgid(NOBODY, NOBODY, NOBODY) ||
+	    setresuid(NOBODY, NOBODY, NOBODY))
+		return -1;
+	prctl(PR_SET_DUMPABLE, 1);
+	return 0;
+}
+
+/*
+ * cmdline_emu() - the value of pmc_emu= on the kernel command line
+ *
+ * Return: the model name (the last one given wins, as in the kernel),
+ * or NULL when there is none.
+ */
+static inline const char *cmdline_emu(void)
+{
+	static char value[32];
+	char buf[4096], *tok, *save;
+	const char *found = NULL;
+	ssize_t n;
+	int fd;
+
+	fd = open("/proc/cmdline", O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	for (tok = strtok_r(buf, " \t\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\n", &save)) {
+		if (!strncmp(tok, "pmc_emu=", 8)) {
+			snprintf(value, sizeof(value), "%s", tok + 8);
+			found = value;
+		}
+	}
+	return found;
+}
+
+/* The emulated models, as arch/x86/events-lite/model.c defines them. */
+struct emu_model {
+	const char *name;
+	unsigned int nr_counters;
+	unsigned int width;	/* counter bits */
+	bool amd;		/* event-select bits 35:32; no bus-cycles */
+};
+
+static const struct emu_model emu_models[] = {
+	{ .name = "p6",     .nr_counters = 2, .width = 40 },
+	{ .name = "k7",     .nr_counters = 4, .width = 48, .amd = true },
+	{ .name = "fam15h", .nr_counters = 6, .width = 48, .amd = true },
+	{ .name = "fam17h", .nr_counters = 6, .width = 48, .amd = true },
+};
+
+/* Return: the model called @name, or NULL (also for a NULL @name). */
+static inline const struct emu_model *emu_model_by_name(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; name && i < ARRAY_SIZE(emu_models); i++)
+		if (!strcmp(emu_models[i].name, name))
+			return &emu_models[i];
+	return NULL;
+}
+
+static const char *const hw_names[PMC_HW_MAX] = {
+	[PMC_HW_CPU_CYCLES]		= "cycles",
+	[PMC_HW_INSTRUCTIONS]		= "instructions",
+	[PMC_HW_CACHE_REFERENCES]	= "cache-references",
+	[PMC_HW_CACHE_MISSES]		= "cache-misses",
+	[PMC_HW_BRANCH_INSTRUCTIONS]	= "branches",
+	[PMC_HW_BRANCH_MISSES]		= "branch-misses",
+	[PMC_HW_BUS_CYCLES]		= "bus-cycles",
+};
+
+/*
+ * fdinfo_field() - the value of line @key in /proc/self/fdinfo/@fd
+ *
+ * Return: 0 with the text after "key:" and its blanks in @val, or an
+ * errno; ENOENT when there is no such line.
+ */
+static inline int fdinfo_field(int fd, const char *key, char *val, size_t len)
+{
+	size_t klen = strlen(key);
+	char path[64], line[256], *p;
+	int err = ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, klen) || line[klen] != ':')
+			continue;
+		p = line + klen + 1;
+		p += strspn(p, " \t");
+		p[strcspn(p, "\n")] = '\0';
+		snprintf(val, len, "%s", p);
+		err = 0;
+		break;
+	}
+	fclose(f);
+	return err;
+}
+
+/* Overflows counter @fd took, or -1. */
+static inline long long fdinfo_overflows(int fd)
+{
+	char val[32];
+
+	if (fdinfo_field(fd, "pmc-overflows", val, sizeof(val)))
+		return -1;
+	return strtoll(val, NULL, 10);
+}
+
 /*
  * slab_active_objs() - active objects of a cache in /proc/slabinfo
  *
@@ -324,6 +502,28 @@ static inline long slab_active_objs(const char *cache)
 	}
 	fclose(f);
 	return active;
+}
+
+/*
+ * Slab caches: after the last close, every counter and context must be
+ * freed, inherited copies included.
+ */
+static const char *const pmc_caches[] = { "pmc_counter", "pmc_context" };
+
+/* The count once pending RCU frees have landed: two equal readings. */
+static inline long slab_settled(const char *cache)
+{
+	long prev = slab_active_objs(cache), now = prev;
+	int i;
+
+	for (i = 0; i < 30; i++) {
+		usleep(100 * 1000);
+		now = slab_active_objs(cache);
+		if (now == prev)
+			break;
+		prev = now;
+	}
+	return now;
 }
 
 #endif /* PMC_UTIL_H */

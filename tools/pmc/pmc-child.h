@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Run a command under the pmc-* tools: fork it held before exec, so
+ * counters can be opened on its pid before it runs anything.
+ */
+#ifndef _PMC_CHILD_H
+#define _PMC_CHILD_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct pmc_child {
+	const char *prog;		/* prefix for error messages */
+	pid_t pid;
+	int go_fd;			/* write end: release the child */
+	int err_fd;			/* read end: exec errno, or EOF */
+	bool exited;
+	int status;			/* exit code, 128 + signal */
+};
+
+/*
+ * Fork @cmd, held before exec until pmc_child_release(). Returns 0, or
+ * -1 after printing why, prefixed with @prog.
+ */
+int pmc_child_spawn(struct pmc_child *child, const char *prog, char **cmd);
+
+/*
+ * Let the child exec; returns 0 once it runs the command, else -1 with
+ * the child reaped.
+ */
+int pmc_child_release(struct pmc_child *child, char **cmd);
+
+/*
+ * Make a child that was never released exit without running, and reap
+ * it. Safe to call again after pmc_child_release().
+ */
+void pmc_child_abort(struct pmc_child *child);
+
+/*
+ * Collect the child's status into child->status; with @nohang, only if
+ * it has exited. Returns true once it has.
+ */
+bool pmc_child_reap(struct pmc_child *child, bool nohang);
+
+#endif /* _PMC_CHILD_H */

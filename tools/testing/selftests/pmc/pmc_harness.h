@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers for the pmc_open(2) selftests that fail the running test: they
+ * use the kselftest harness (_metadata, ASSERT_*() and TH_LOG()), so
+ * include this after ../kselftest_harness.h.
+ *
+ * Forked children must not call them: an ASSERT_*() there would run the
+ * fixture teardown in the child. Children use CHILD_CHECK() and the
+ * helpers of pmc_util.h instead.
+ */
+#ifndef PMC_HARNESS_H
+#define PMC_HARNESS_H
+
+#ifndef __KSELFTEST_HARNESS_H
+#error "include ../kselftest_harness.h before pmc_harness.h"
+#endif
+
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#include "pmc_util.h"
+
+/*
+ * require_pmc_open() - fail, loudly, unless pmc_open(2) works at all
+ *
+ * A kernel without the syscall must fail every test, not skip them.
+ */
+static inline void require_pmc_open(struct __test_metadata *_metadata)
+{
+	struct pmc_attr attr;
+	int fd, err;
+
+	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
+	fd = sys_pmc_open(&attr, 0, -1, -1, 0);
+	err = errno;
+	if (fd < 0 && err == ENOSYS)
+		TH_LOG("pmc_open(2) is not implemented by this kernel (ENOSYS)");
+	ASSERT_LE(0, fd) {
+		TH_LOG("cannot open a user-mode task-clock counter: %s",
+		       strerror(err));
+	}
+	close(fd);
+}
+
+/* Open a counter or fail the test. */
+static inline int counter_open(struct __test_metadata *_metadata,
+			       struct pmc_attr *attr, pid_t pid, int cpu,
+			       int group_fd)
+{
+	int fd = sys_pmc_open(attr, pid, cpu, group_fd, 0);
+	int err = errno;
+
+	ASSERT_LE(0, fd) {
+		TH_LOG("pmc_open(config %#llx, period %llu, pid %d, cpu %d, group_fd %d): %s",
+		       (unsigned long long)attr->config,
+		       (unsigned long long)attr->irq_period, pid, cpu,
+		       group_fd, strerror(err));
+	}
+	return fd;
+}
+
+/* Read a counter opened without PMC_FORMAT_GROUP, or fail the test. */
+static inline struct pmc_reading counter_read(struct __test_metadata *_metadata,
+					      int fd, __u32 read_format)
+{
+	struct pmc_reading r = { };
+	int ret = pmc_read(fd, read_format, &r);
+
+	ASSERT_EQ(0, ret) {
+		TH_LOG("read() of counter fd %d (read_format %#x): %s", fd,
+		       read_format, ret == -EMSGSIZE ? "wrong size" :
+		       strerror(-ret));
+	}
+	return r;
+}
+
+static inline __u64 counter_value(struct __test_metadata *_metadata, int fd)
+{
+	return counter_read(_metadata, fd, 0).value;
+}
+
+/*
+ * group_read() - read a PMC_FORMAT_GROUP counter into @buf
+ *
+ * Checks that read() returned exactly the size its nr implies.
+ *
+ * Return: nr, the number of counters in the group.
+ */
+static inline __u64 group_read(struct __test_metadata *_metadata, int fd,
+			       __u32 read_format, __u64 *buf, size_t words)
+{
+	ssize_t n = read(fd, buf, words * sizeof(*buf));
+
+	ASSERT_LT(0, n) {
+		TH_LOG("group read() of fd %d: %s", fd,
+		       n < 0 ? strerror(errno) : "end of file");
+	}
+	ASSERT_LE(1, buf[0]);
+	ASSERT_EQ(pmc_read_size(read_format, buf[0]), n);
+	return buf[0];
+}
+
+static inline void counter_ioctl(struct __test_metadata *_metadata, int fd,
+				 unsigned long cmd)
+{
+	ASSERT_EQ(0, ioctl(fd, cmd, 0)) {
+		TH_LOG("ioctl(%d, %#lx): %s", fd, cmd, strerror(errno));
+	}
+}
+
+/* Overflows counter @fd took, from its fdinfo, or fail the test. */
+static inline __u64 nr_overflows(struct __test_metadata *_metadata, int fd)
+{
+	long long n = fdinfo_overflows(fd);
+
+	ASSERT_LE(0, n) TH_LOG("no pmc-overflows in fdinfo of fd %d", fd);
+	return n;
+}
+
+/* Fresh anonymous pages, or fail the test. */
+static inline char *fresh_pages(struct __test_metadata *_metadata, size_t nr)
+{
+	char *p = map_fresh_pages(nr);
+
+	ASSERT_NE(NULL, p) TH_LOG("mmap: %s", strerror(errno));
+	return p;
+}
+
+static inline pid_t spawn(struct __test_metadata *_metadata, child_fn fn,
+			  void *arg)
+{
+	pid_t pid = fork_child(fn, arg);
+
+	ASSERT_LE(0, pid) TH_LOG("fork: %s", strerror(errno));
+	return pid;
+}
+
+/*
+ * reap() - reap @pid, which must exit normally
+ *
+ * @usage: where to store the child's resource usage, or NULL.
+ *
+ * Return: its exit code.
+ */
+static inline int reap(struct __test_metadata *_metadata, pid_t pid,
+		       struct rusage *usage)
+{
+	struct rusage ignored;
+	int status;
+
+	ASSERT_EQ(pid, wait4(pid, &status, 0, usage ?: &ignored)) {
+		TH_LOG("wait4(%d): %s", pid, strerror(errno));
+	}
+	ASSERT_TRUE(WIFEXITED(status)) {
+		TH_LOG("child %d ended with status %#x", pid, status);
+	}
+	return WEXITSTATUS(status);
+}
+
+struct unprivileged_call {
+	child_fn fn;
+	void *arg;
+};
+
+static inline int unprivileged_trampoline(void *arg)
+{
+	struct unprivileged_call *call = arg;
+
+	CHILD_CHECK(drop_privileges() == 0, "%s", strerror(errno));
+	CHILD_CHECK(geteuid() != 0, "still root");
+	return call->fn(call->arg);
+}
+
+/*
+ * run_unprivileged() - run @fn(@arg) in a child without privileges
+ *
+ * As root, the child becomes nobody first. The test fails unless @fn
+ * returns 0.
+ */
+static inline void run_unprivileged(struct __test_metadata *_metadata,
+				    child_fn fn, void *arg)
+{
+	struct unprivileged_call call = { .fn = fn, .arg = arg };
+	pid_t pid = spawn(_metadata, unprivileged_trampoline, &call);
+
+	ASSERT_EQ(0, reap(_metadata, pid, NULL));
+}
+
+/*
+ * slab_read_baseline() - the settled active objects of each pmc_caches[]
+ *
+ * /proc/slabinfo must be readable (it needs root): callers check first.
+ */
+static inline void slab_read_baseline(struct __test_metadata *_metadata,
+				      long *base)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(pmc_caches); i++) {
+		base[i] = slab_settled(pmc_caches[i]);
+		ASSERT_LE(0, base[i]) {
+			TH_LOG("%s: %s", pmc_caches[i], base[i] == -ENOENT ?
+			       "not in /proc/slabinfo" : strerror(-base[i]));
+		}
+	}
+}
+
+/*
+ * expect_slab_baseline() - no pmc cache has grown past @base
+ *
+ * Frees go through RCU: give each cache up to @wait_ms to get back.
+ */
+static inline void expect_slab_baseline(struct __test_metadata *_metadata,
+					const long *base, unsigned int wait_ms)
+{
+	unsigned int i, waited;
+	long now;
+
+	for (i = 0; i < ARRAY_SIZE(pmc_caches); i++) {
+		for (waited = 0; ; waited += 100) {
+			now = slab_active_objs(pmc_caches[i]);
+			if (now <= base[i] || waited >= wait_ms)
+				break;
+			usleep(100 * 1000);
+		}
+		EXPECT_LE(now, base[i]) {
+			TH_LOG("%s: %ld active objects before, %ld after",
+			       pmc_caches[i], base[i], now);
+		}
+	}
+}
+
+#endif /* PMC_HARNESS_H */
