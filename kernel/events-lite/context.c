@@ -115,15 +115,23 @@ static void pmc_ctx_call_remote(void *info)
 		goto out;
 	WARN_ON_ONCE(ctx->task && cpuc->task_ctx && cpuc->task_ctx != ctx);
 
-	pmc_ctx_update_time(&cpuc->ctx);
-	if (task_ctx)
-		pmc_ctx_update_time(task_ctx);
+	pmc_ctx_update_time(ctx);
 	args->fn(ctx, args->arg);
-	/* A running task's context is active exactly when it has counters. */
-	if (ctx->task && ctx->nr_counters)
-		pmc_task_ctx_activate(cpuc, ctx);
-	else if (ctx->task)
-		pmc_task_ctx_deactivate(cpuc, ctx);
+	/*
+	 * A running task's context is active exactly when it has counters.
+	 * The other context's time matters only when its groups move too:
+	 * reads, the common case, touch one context only.
+	 */
+	if (ctx->task && (!ctx->nr_counters != !ctx->is_active ||
+			  cpuc->resched)) {
+		pmc_ctx_update_time(&cpuc->ctx);
+		if (ctx->nr_counters)
+			pmc_task_ctx_activate(cpuc, ctx);
+		else
+			pmc_task_ctx_deactivate(cpuc, ctx);
+	} else if (!ctx->task && task_ctx && cpuc->resched) {
+		pmc_ctx_update_time(task_ctx);
+	}
 	if (cpuc->resched) {
 		cpuc->resched = false;
 		pmc_cpu_resched(cpuc);
@@ -152,6 +160,19 @@ int pmc_ctx_call(struct pmc_context *ctx, pmc_ctx_fn fn, void *arg)
 	int cpu;
 
 	might_sleep();
+
+	/*
+	 * Our own task's context, or this CPU's: with IRQs off nothing can
+	 * move it, so run the handler here and save the IPI machinery.
+	 */
+	local_irq_save(flags);
+	if (ctx->task == current ||
+	    (!ctx->task && ctx->cpu == smp_processor_id()))
+		pmc_ctx_call_remote(&args);
+	local_irq_restore(flags);
+	if (args.done)
+		return 0;
+
 	for (;;) {
 		raw_spin_lock_irqsave(&ctx->lock, flags);
 		cpu = pmc_ctx_live_cpu(ctx);

@@ -371,22 +371,26 @@ static ssize_t pmc_read(struct file *file, char __user *buf, size_t count,
 {
 	struct pmc_counter *counter = file->private_data;
 	u32 format = counter->attr.read_format;
+	bool group = format & PMC_FORMAT_GROUP;
 	struct pmc_read_args args = { .counter = counter };
+	u64 on_stack[16];
 	size_t nr, size;
 	ssize_t ret;
 
-	/* Bound the group size first; it only changes under ctx->mutex. */
-	mutex_lock(&counter->ctx->mutex);
+	/* A group's size only changes under ctx->mutex: bound it first. */
+	if (group)
+		mutex_lock(&counter->ctx->mutex);
 	nr = 1 + hweight32(format & (PMC_FORMAT_TOTAL_TIME_ENABLED |
 				     PMC_FORMAT_TOTAL_TIME_RUNNING));
-	if (format & PMC_FORMAT_GROUP)
+	if (group)
 		nr += 1 + counter->leader->nr_siblings;
 	size = nr * sizeof(u64);
 	if (count < size) {
 		ret = -ENOSPC;
 		goto out;
 	}
-	args.values = kcalloc(nr, sizeof(u64), GFP_KERNEL);
+	args.values = nr <= ARRAY_SIZE(on_stack) ? on_stack :
+		      kcalloc(nr, sizeof(u64), GFP_KERNEL);
 	if (!args.values) {
 		ret = -ENOMEM;
 		goto out;
@@ -398,9 +402,11 @@ static ssize_t pmc_read(struct file *file, char __user *buf, size_t count,
 		ret = -EFAULT;
 	else
 		ret = size;
-	kfree(args.values);
+	if (args.values != on_stack)
+		kfree(args.values);
 out:
-	mutex_unlock(&counter->ctx->mutex);
+	if (group)
+		mutex_unlock(&counter->ctx->mutex);
 	return ret;
 }
 
