@@ -192,8 +192,10 @@ int pmc_ctx_call(struct pmc_context *ctx, pmc_ctx_fn fn, void *arg)
 
 /*
  * A group in an active context became ready to count (new or enabled),
- * or changed: have the caller reschedule the CPU, so it goes on in
- * priority order, whole or not at all.
+ * or is about to change: take it off the PMU, so that its member list
+ * only ever changes off the PMU (see sample.c), and have the caller
+ * reschedule the CPU, so it goes on in priority order, whole or not at
+ * all.
  */
 static void pmc_ctx_group_ready(struct pmc_context *ctx,
 				struct pmc_counter *leader)
@@ -247,11 +249,9 @@ void pmc_ctx_unlink(struct pmc_context *ctx, struct pmc_counter *counter)
 		}
 		counter->nr_siblings = 0;
 	} else {
-		/* Member lists change only off the PMU (see sample.c). */
-		pmc_group_sched_out(counter->leader);
+		pmc_ctx_group_ready(ctx, counter->leader);
 		list_del_init(&counter->group_entry);
 		counter->leader->nr_siblings--;
-		pmc_ctx_group_ready(ctx, counter->leader);
 	}
 	if (counter->pmu != &pmc_sw_pmu)
 		ctx->nr_pmu--;
@@ -263,11 +263,8 @@ static void __pmc_install(struct pmc_context *ctx, void *arg)
 	struct pmc_counter *counter = arg;
 	struct pmc_counter *leader = counter->leader;
 
-	/* Member lists change only off the PMU (see sample.c). */
-	if (ctx->is_active)
-		pmc_group_sched_out(leader);
-	pmc_ctx_link(ctx, counter);
 	pmc_ctx_group_ready(ctx, leader);
+	pmc_ctx_link(ctx, counter);
 }
 
 /* Attach a new counter to its context; ctx->mutex held by the caller. */

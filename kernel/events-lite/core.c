@@ -154,7 +154,10 @@ void pmc_counter_put(struct pmc_counter *counter)
 		pmc_counter_free(counter);
 }
 
-/* The count, with what exited children added; ctx->lock held. */
+/*
+ * The count, with what exited children added. Exact under ctx->lock
+ * after a fold; samples and fdinfo take it as it stands.
+ */
 u64 pmc_counter_value(struct pmc_counter *counter)
 {
 	return local64_read(&counter->count) +

@@ -43,7 +43,7 @@ static struct pmc_counter *pmc_inherit_counter(struct pmc_counter *parent,
 static int pmc_inherit_group(struct pmc_counter *leader,
 			     struct pmc_context *ctx)
 {
-	struct pmc_counter *copy, *pos;
+	struct pmc_counter *copy, *member, *pos;
 
 	copy = pmc_inherit_counter(leader, NULL, ctx);
 	if (IS_ERR(copy))
@@ -51,8 +51,9 @@ static int pmc_inherit_group(struct pmc_counter *leader,
 	list_for_each_entry(pos, &leader->siblings, group_entry) {
 		if (!pos->attr.inherit)
 			continue;
-		if (IS_ERR(pmc_inherit_counter(pos, copy, ctx)))
-			return -ENOMEM;
+		member = pmc_inherit_counter(pos, copy, ctx);
+		if (IS_ERR(member))
+			return PTR_ERR(member);
 	}
 	return 0;
 }
