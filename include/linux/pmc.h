@@ -3,10 +3,11 @@
  * events-lite: the kernel-internal interface.
  *
  * The counter object and backend interface for the arch drivers, and
- * the hooks. Everything here is cheap when no counter exists: the scheduler and
- * software-event hooks sit behind pmc_sched_key, which stays off until
- * the first counter is created and goes off again when the last one is
- * freed. Fork and exit only test a task field.
+ * the hooks. Everything here is cheap when no counter exists: the
+ * scheduler, software-event and record hooks sit behind pmc_sched_key,
+ * which is on while any counter exists (and for a second after the last
+ * one is freed, so that open/close loops do not patch code each time).
+ * Fork only tests a task field.
  */
 #ifndef _LINUX_PMC_H
 #define _LINUX_PMC_H
@@ -16,21 +17,30 @@
 #include <linux/hrtimer.h>
 #include <linux/irq_work.h>
 #include <linux/jump_label.h>
+#include <linux/jump_label_ratelimit.h>
 #include <linux/list.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/wait.h>
 #include <linux/sched.h>
+#include <linux/workqueue.h>
 #include <asm/local64.h>
 
 struct pt_regs;
+struct pid_namespace;
 struct pmc_context;
 struct pmc_ring_buffer;
 struct vm_area_struct;
 
 #ifdef CONFIG_PMC_EVENTS
 
-DECLARE_STATIC_KEY_FALSE(pmc_sched_key);
+/* Deferred: an open/close loop must not patch the hooks every time. */
+extern struct static_key_false_deferred pmc_sched_key;
+
+static inline bool pmc_hooks_on(void)
+{
+	return static_branch_unlikely(&pmc_sched_key.key);
+}
 
 enum pmc_state {
 	PMC_STATE_ERROR		= -2,	/* pinned group that did not fit */
@@ -46,6 +56,11 @@ struct pmc_counter;
  * pmc_open() and at the final close; add(), del() and read() run with
  * the context lock held, IRQs off, on the CPU the counter is (to be)
  * active on.
+ *
+ * validate_group() runs at pmc_open() under the context mutex: could
+ * @leader's group, with @counter added, ever be on the PMU at once?
+ * sample_read() runs in any context, NMI included, on the CPU where the
+ * counter is active: the count as of now, without a lock.
  */
 struct pmc_pmu {
 	int (*init)(struct pmc_counter *counter);
@@ -53,6 +68,9 @@ struct pmc_pmu {
 	int (*add)(struct pmc_counter *counter);	/* 0 or -EAGAIN */
 	void (*del)(struct pmc_counter *counter);	/* folds the count */
 	void (*read)(struct pmc_counter *counter);	/* folds the count */
+	int (*validate_group)(struct pmc_counter *leader,	/* optional */
+			      struct pmc_counter *counter);
+	u64 (*sample_read)(struct pmc_counter *counter);	/* optional */
 };
 
 struct pmc_counter {
@@ -62,6 +80,7 @@ struct pmc_counter {
 	const struct pmc_pmu *pmu;
 	struct pmc_context *ctx;
 	int cpu;			/* count only on this CPU, or -1 */
+	struct pid_namespace *ns;	/* the opener's, for record pids */
 
 	/* Group links and state: ctx->lock (and ctx->mutex to change them). */
 	struct pmc_counter *leader;	/* itself for a group leader */
@@ -94,12 +113,13 @@ struct pmc_counter {
 	 * never take a lock that a waker holds.
 	 */
 	struct pmc_ring_buffer __rcu *rb;
-	struct mutex mmap_mutex;
+	struct mutex mmap_mutex;	/* rb, and a buffer's last unmap */
 	wait_queue_head_t waitq;
 	struct fasync_struct *fasync;
 	struct irq_work wakeup_work;
 	struct irq_work disable_work;	/* REFRESH budget used up */
-	atomic_t refresh_left;		/* overflows left; <0: no REFRESH */
+	struct work_struct disable_task_work;	/* ...and the task moved */
+	atomic_t refresh_left;		/* see PMC_REFRESH_OFF */
 	bool kernel_visible;		/* may samples show kernel addresses */
 	local64_t sw_period_left;	/* software events: to next sample */
 	struct hrtimer sample_timer;	/* software clocks: the period */
@@ -108,9 +128,17 @@ struct pmc_counter {
 	 * Inherit: a copy on a child task points at the original counter,
 	 * whose child totals it adds to when the child exits. The original
 	 * is freed when its file and all its copies are gone.
+	 *
+	 * child_mutex (process context only) guards the original's list of
+	 * live copies, so that ioctls reach them, and makes a copy's fold
+	 * into the three totals one step for read(). The totals are also
+	 * read without it by samples (any context), as they stand.
 	 */
 	refcount_t refcount;
 	struct pmc_counter *parent;	/* original, for a copy; else NULL */
+	struct mutex child_mutex;
+	struct list_head child_list;	/* original: its live copies */
+	struct list_head child_entry;	/* copy: in parent->child_list */
 	atomic64_t child_count;
 	atomic64_t child_time_enabled;
 	atomic64_t child_time_running;
@@ -135,39 +163,56 @@ struct pmc_counter {
 	struct rcu_head rcu;
 };
 
+/* The leader, then its members in creation order; ctx->lock or ctx->mutex held. */
+static inline struct pmc_counter *pmc_group_next(struct pmc_counter *leader,
+						 struct pmc_counter *pos)
+{
+	struct list_head *next = pos == leader ? leader->siblings.next :
+						 pos->group_entry.next;
+
+	if (next == &leader->siblings)
+		return NULL;
+	return list_entry(next, struct pmc_counter, group_entry);
+}
+
+#define for_each_group_counter(pos, leader)				\
+	for (pos = (leader); pos; pos = pmc_group_next(leader, pos))
+
 /* For hardware backends (arch code). */
 void pmc_register_hw_pmu(const struct pmc_pmu *pmu);
 void pmc_counter_overflow(struct pmc_counter *counter, struct pt_regs *regs,
 			  u64 addr);
 
-/* Records for sampling counters, from mm and exec. */
+/*
+ * Records for sampling counters, from mm and exec: for the counters of
+ * current's context and of this CPU's that asked for them.
+ */
 void __pmc_mmap_event(struct vm_area_struct *vma, bool unmap);
 void __pmc_comm_event(struct task_struct *task);
 
 static inline void pmc_mmap_event(struct vm_area_struct *vma)
 {
-	if (static_branch_unlikely(&pmc_sched_key) && current->pmc_ctx)
+	if (pmc_hooks_on())
 		__pmc_mmap_event(vma, false);
 }
 
 static inline void pmc_munmap_event(struct vm_area_struct *vma)
 {
-	if (static_branch_unlikely(&pmc_sched_key) && current->pmc_ctx)
+	if (pmc_hooks_on())
 		__pmc_mmap_event(vma, true);
 }
 
 static inline void pmc_comm_event(struct task_struct *task)
 {
-	if (static_branch_unlikely(&pmc_sched_key) && task == current &&
-	    current->pmc_ctx)
+	if (pmc_hooks_on() && task == current)
 		__pmc_comm_event(task);
 }
-
 
 void __pmc_task_sched_out(struct task_struct *prev, struct task_struct *next);
 void __pmc_task_sched_in(struct task_struct *prev, struct task_struct *task);
 void __pmc_sw_event(enum pmc_sw_id id, u64 nr, struct pt_regs *regs, u64 addr);
 void __pmc_exit_task(struct task_struct *task);
+void __pmc_exec_task(struct task_struct *task);
 int __pmc_inherit_task(struct task_struct *child);
 void __pmc_free_task(struct task_struct *child);
 int pmc_task_enable(void);
@@ -177,7 +222,7 @@ int pmc_task_disable(void);
 static inline void pmc_task_sched_out(struct task_struct *prev,
 				      struct task_struct *next)
 {
-	if (static_branch_unlikely(&pmc_sched_key))
+	if (pmc_hooks_on())
 		__pmc_task_sched_out(prev, next);
 }
 
@@ -185,14 +230,14 @@ static inline void pmc_task_sched_out(struct task_struct *prev,
 static inline void pmc_task_sched_in(struct task_struct *prev,
 				     struct task_struct *task)
 {
-	if (static_branch_unlikely(&pmc_sched_key))
+	if (pmc_hooks_on())
 		__pmc_task_sched_in(prev, task);
 }
 
 /* Called from set_task_cpu(): the next sched_in counts a migration. */
 static inline void pmc_task_migrate(struct task_struct *task)
 {
-	if (static_branch_unlikely(&pmc_sched_key))
+	if (pmc_hooks_on())
 		task->pmc_migrated = 1;
 }
 
@@ -200,7 +245,7 @@ static inline void pmc_task_migrate(struct task_struct *task)
 static inline void pmc_sw_event(enum pmc_sw_id id, u64 nr,
 				struct pt_regs *regs, u64 addr)
 {
-	if (static_branch_unlikely(&pmc_sched_key))
+	if (pmc_hooks_on())
 		__pmc_sw_event(id, nr, regs, addr);
 }
 
@@ -210,6 +255,7 @@ static inline int pmc_init_task(struct task_struct *task,
 {
 	task->pmc_ctx = NULL;
 	task->pmc_migrated = 0;
+	task->pmc_exited = 0;
 	if (likely(!current->pmc_ctx))
 		return 0;
 	return __pmc_inherit_task(task);
@@ -222,11 +268,31 @@ static inline void pmc_free_task(struct task_struct *task)
 		__pmc_free_task(task);
 }
 
-/* do_exit(): detach the task's counters; they keep their final counts. */
+/*
+ * do_exit(): detach the task's counters; they keep their final counts.
+ * While any counter exists a context may be being installed on @task
+ * right now: __pmc_exit_task() settles that under task_lock(). With the
+ * hooks off no counter exists, and pmc_open() turns them on (a text
+ * patch, which synchronises every CPU) before it looks at PF_EXITING,
+ * which do_exit() set long before this point.
+ */
 static inline void pmc_exit_task(struct task_struct *task)
 {
-	if (READ_ONCE(task->pmc_ctx))
+	if (pmc_hooks_on() || READ_ONCE(task->pmc_ctx))
 		__pmc_exit_task(task);
+}
+
+/*
+ * begin_new_exec() of an image the user may not dump (setuid): detach
+ * the task's counters, as at exit, so that nothing of the new image
+ * reaches readers who opened them under the old credentials.
+ * exec_update_lock is held for writing; pmc_open() holds it for reading
+ * from its ptrace check until the counter is installed.
+ */
+static inline void pmc_exec_task(struct task_struct *task)
+{
+	if (READ_ONCE(task->pmc_ctx))
+		__pmc_exec_task(task);
 }
 
 #else /* !CONFIG_PMC_EVENTS */
@@ -242,6 +308,7 @@ static inline int pmc_init_task(struct task_struct *task,
 				unsigned long clone_flags) { return 0; }
 static inline void pmc_free_task(struct task_struct *task) { }
 static inline void pmc_exit_task(struct task_struct *task) { }
+static inline void pmc_exec_task(struct task_struct *task) { }
 static inline void pmc_mmap_event(struct vm_area_struct *vma) { }
 static inline void pmc_munmap_event(struct vm_area_struct *vma) { }
 static inline void pmc_comm_event(struct task_struct *task) { }

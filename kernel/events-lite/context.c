@@ -22,7 +22,7 @@
 
 #include "internal.h"
 
-DEFINE_STATIC_KEY_FALSE(pmc_sched_key);
+DEFINE_STATIC_KEY_DEFERRED_FALSE(pmc_sched_key, HZ);
 
 static struct kmem_cache *pmc_ctx_cache;
 /* CPU contexts nest outside task contexts: their own lockdep class. */
@@ -56,7 +56,12 @@ struct pmc_context *pmc_cpu_ctx_get(int cpu)
 	return &per_cpu(pmc_cpu, cpu).ctx;
 }
 
-/* The context of @task, created on first use, with a reference held. */
+/*
+ * The context of @task, created on first use, with a reference held.
+ * The caller holds pmc_sched_key, see pmc_exit_task(): either the exit
+ * hook has marked the task under task_lock() and we fail here, or it
+ * finds the context we install.
+ */
 struct pmc_context *pmc_task_ctx_get(struct task_struct *task)
 {
 	struct pmc_context *ctx, *new;
@@ -69,7 +74,7 @@ struct pmc_context *pmc_task_ctx_get(struct task_struct *task)
 	ctx = task->pmc_ctx;
 	if (ctx) {
 		refcount_inc(&ctx->refcount);
-	} else if (task->flags & PF_EXITING) {
+	} else if (task->pmc_exited || (task->flags & PF_EXITING)) {
 		ctx = ERR_PTR(-ESRCH);
 	} else {
 		/* One reference for the task, one for the caller. */
@@ -79,6 +84,14 @@ struct pmc_context *pmc_task_ctx_get(struct task_struct *task)
 		new = NULL;
 	}
 	task_unlock(task);
+	/*
+	 * Publish the context before pmc_ctx_call() tests task_curr(): the
+	 * task either was switched in after this and its sched-in hook sees
+	 * the context, or we see it running and send the IPI. Pairs with
+	 * the full barrier of the context switch between rq->curr and the
+	 * hook's load of ->pmc_ctx.
+	 */
+	smp_mb();
 	if (new)
 		kmem_cache_free(pmc_ctx_cache, new);
 	return ctx;
@@ -224,6 +237,8 @@ void pmc_ctx_link(struct pmc_context *ctx, struct pmc_counter *counter)
 	}
 	if (counter->pmu != &pmc_sw_pmu)
 		ctx->nr_pmu++;
+	if (pmc_wants_side(counter))
+		ctx->nr_side++;
 	ctx->nr_counters++;
 }
 
@@ -255,6 +270,8 @@ void pmc_ctx_unlink(struct pmc_context *ctx, struct pmc_counter *counter)
 	}
 	if (counter->pmu != &pmc_sw_pmu)
 		ctx->nr_pmu--;
+	if (pmc_wants_side(counter))
+		ctx->nr_side--;
 	ctx->nr_counters--;
 }
 
@@ -316,26 +333,28 @@ static void pmc_disable_locked(struct pmc_context *ctx,
 	pmc_counter_set_state(counter, PMC_STATE_OFF);
 }
 
-static void __pmc_enable(struct pmc_context *ctx, void *arg)
+/* pmc_ctx_call() functions: enable or disable one counter. */
+void pmc_enable_fn(struct pmc_context *ctx, void *arg)
 {
 	pmc_enable_locked(ctx, arg);
 }
 
-static void __pmc_disable(struct pmc_context *ctx, void *arg)
+void pmc_disable_fn(struct pmc_context *ctx, void *arg)
 {
 	pmc_disable_locked(ctx, arg);
 }
 
 /*
  * Disable @counter from IRQ context on the CPU where it overflowed (a
- * REFRESH budget ran out). If its context has left this CPU meanwhile,
- * it is disabled where it is not live, or left to the next overflow,
- * which the spent budget turns into a no-op.
+ * REFRESH budget ran out). If its context is live elsewhere by now (the
+ * task migrated), only pmc_ctx_call() can reach it: that sleeps, so a
+ * work item does it. Until then the spent budget stops the samples.
  */
 void pmc_disable_here(struct pmc_counter *counter)
 {
 	struct pmc_cpu *cpuc = this_cpu_ptr(&pmc_cpu);
 	struct pmc_context *ctx = counter->ctx, *task_ctx = cpuc->task_ctx;
+	bool done = true;
 
 	lockdep_assert_irqs_disabled();
 	if (ctx == &cpuc->ctx || ctx == task_ctx) {
@@ -348,17 +367,21 @@ void pmc_disable_here(struct pmc_counter *counter)
 	raw_spin_lock(&ctx->lock);
 	if (pmc_ctx_live_cpu(ctx) < 0)
 		pmc_disable_locked(ctx, counter);
+	else
+		done = false;
 	raw_spin_unlock(&ctx->lock);
+	if (!done)
+		schedule_work(&counter->disable_task_work);
 }
 
 void pmc_enable(struct pmc_counter *counter)
 {
-	pmc_ctx_call(counter->ctx, __pmc_enable, counter);
+	pmc_ctx_call(counter->ctx, pmc_enable_fn, counter);
 }
 
 void pmc_disable(struct pmc_counter *counter)
 {
-	pmc_ctx_call(counter->ctx, __pmc_disable, counter);
+	pmc_ctx_call(counter->ctx, pmc_disable_fn, counter);
 }
 
 static void __pmc_task_set_enabled(struct pmc_context *ctx, void *arg)
@@ -416,16 +439,27 @@ static void pmc_ctx_kick_readers(struct pmc_context *ctx)
 }
 
 /*
- * The task is exiting: stop its context for good. Inherited copies fold
- * into their parents and go away; counters opened on the task stay with
- * the dead context, keep their final counts and stop their clocks, and
- * go away with their file descriptors.
+ * Stop @task's context for good: the task exits, or execs an image its
+ * counters' owners may not watch. Inherited copies fold into their
+ * parents and go away; counters opened on the task stay with the dead
+ * context, keep their final counts and stop their clocks, and go away
+ * with their file descriptors. After an exec the task gets a new
+ * context if someone allowed to opens a counter on it.
  */
-void __pmc_exit_task(struct task_struct *task)
+static void pmc_task_detach(struct task_struct *task, bool exiting)
 {
-	struct pmc_context *ctx = task->pmc_ctx;
+	struct pmc_context *ctx;
 	struct pmc_cpu *cpuc;
 	unsigned long flags;
+
+	/* No context can be installed once pmc_exited is set. */
+	task_lock(task);
+	if (exiting)
+		task->pmc_exited = 1;
+	ctx = task->pmc_ctx;
+	task_unlock(task);
+	if (!ctx)
+		return;
 
 	mutex_lock(&ctx->mutex);
 	task_lock(task);
@@ -443,6 +477,16 @@ void __pmc_exit_task(struct task_struct *task)
 	pmc_ctx_kick_readers(ctx);
 	mutex_unlock(&ctx->mutex);
 	pmc_ctx_put(ctx);
+}
+
+void __pmc_exit_task(struct task_struct *task)
+{
+	pmc_task_detach(task, true);
+}
+
+void __pmc_exec_task(struct task_struct *task)
+{
+	pmc_task_detach(task, false);
 }
 
 /* CPU hotplug: a CPU context is active exactly while its CPU is online. */

@@ -13,6 +13,7 @@
 #include <linux/cpumask.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/pid_namespace.h>
 #include <linux/ptrace.h>
 #include <linux/sched/task.h>
 #include <linux/seq_file.h>
@@ -25,6 +26,9 @@
 
 /* Same levels as perf_event_paranoid; see pmc_check_permission(). */
 int sysctl_pmc_paranoid __read_mostly = 2;
+
+/* Counters in one group, leader included: bounds a group read to 8 KiB. */
+#define PMC_GROUP_MAX		1024
 
 static struct kmem_cache *pmc_counter_cache;
 static atomic64_t pmc_counter_ids;
@@ -45,6 +49,9 @@ static int pmc_check_attr(const struct pmc_attr *attr)
 		return -EINVAL;
 	if (attr->record_type & ~PMC_RECORD_ALL ||
 	    attr->read_format & ~PMC_FORMAT_ALL)
+		return -EINVAL;
+	/* Periods are signed in the overflow arithmetic, as in perf. */
+	if (attr->irq_period & BIT_ULL(63))
 		return -EINVAL;
 	return 0;
 }
@@ -110,16 +117,27 @@ static struct task_struct *pmc_find_task(pid_t pid)
 	if (task)
 		get_task_struct(task);
 	rcu_read_unlock();
-	if (!task)
-		return ERR_PTR(-ESRCH);
-	if (!ptrace_may_access(task, PTRACE_MODE_READ_REALCREDS)) {
-		put_task_struct(task);
-		return ERR_PTR(-EACCES);
-	}
-	return task;
+	return task ?: ERR_PTR(-ESRCH);
 }
 
-/* The leader named by @group_fd, checked against the new counter. */
+/*
+ * May the caller watch @task? Called with @task's exec_update_lock
+ * held for reading until the counter is installed, so that a setuid
+ * exec either comes after the install, and detaches the counter, or
+ * before this check, and fails it.
+ */
+static int pmc_check_task(struct task_struct *task)
+{
+	if (!ptrace_may_access(task, PTRACE_MODE_READ_REALCREDS))
+		return -EACCES;
+	return 0;
+}
+
+/*
+ * The leader named by @group_fd, checked against the new counter, and
+ * the group as it would be: it must fit on the PMU all at once, or it
+ * could never count. ctx->mutex held, so the group cannot change.
+ */
 static int pmc_check_leader(struct pmc_counter *counter,
 			    struct pmc_counter *leader)
 {
@@ -128,16 +146,49 @@ static int pmc_check_leader(struct pmc_counter *counter,
 		return -EINVAL;
 	if (counter->attr.pinned || counter->attr.exclusive)
 		return -EINVAL;
+	if (leader->nr_siblings + 2 > PMC_GROUP_MAX)
+		return -EINVAL;
+	if (pmc_hw_pmu && pmc_hw_pmu->validate_group)
+		return pmc_hw_pmu->validate_group(leader, counter);
 	return 0;
+}
+
+/*
+ * pmc_sched_key is held by every counter attached to a context. It is
+ * taken just before the context, after everything that can fail for
+ * the caller's own reasons, and dropped late (deferred): failed opens
+ * and open/close loops do not patch the hooks in and out.
+ */
+static void pmc_key_get(void)
+{
+	static_branch_deferred_inc(&pmc_sched_key);
+}
+
+static void pmc_key_put(void)
+{
+	static_branch_slow_dec_deferred(&pmc_sched_key);
 }
 
 static void __pmc_counter_free(struct pmc_counter *counter)
 {
 	pmc_sample_destroy(counter);
-	if (counter->ctx)
+	if (counter->ctx) {
 		pmc_ctx_put(counter->ctx);
-	static_branch_dec(&pmc_sched_key);
+		pmc_key_put();
+	}
+	if (counter->ns)
+		put_pid_ns(counter->ns);
 	kfree_rcu(counter, rcu);
+}
+
+/* A copy on a child: the original's key and namespace come with it. */
+void pmc_counter_attach_copy(struct pmc_counter *copy,
+			     struct pmc_counter *orig, struct pmc_context *ctx)
+{
+	pmc_key_get();
+	refcount_inc(&ctx->refcount);
+	copy->ctx = ctx;
+	copy->ns = get_pid_ns(orig->ns);
 }
 
 static void pmc_counter_free(struct pmc_counter *counter)
@@ -183,8 +234,10 @@ struct pmc_counter *pmc_counter_alloc(const struct pmc_attr *attr,
 	counter->state = attr->disabled ? PMC_STATE_OFF : PMC_STATE_INACTIVE;
 	counter->cpu = cpu;
 	counter->oncpu = -1;
+	mutex_init(&counter->child_mutex);
+	INIT_LIST_HEAD(&counter->child_list);
+	INIT_LIST_HEAD(&counter->child_entry);
 	pmc_sample_init(counter);
-	static_branch_inc(&pmc_sched_key);
 
 	ret = pmu->init(counter);
 	if (ret) {
@@ -247,21 +300,24 @@ SYSCALL_DEFINE5(pmc_open, struct pmc_attr __user *, uattr, pid_t, pid,
 		task = NULL;
 		goto out_group;
 	}
+	if (task) {
+		ret = down_read_interruptible(&task->signal->exec_update_lock);
+		if (ret)
+			goto out_task;
+		ret = pmc_check_task(task);
+		if (ret)
+			goto out_exec;
+	}
 
 	counter = pmc_counter_alloc(&attr, pmu, cpu);
 	if (IS_ERR(counter)) {
 		ret = PTR_ERR(counter);
-		goto out_task;
+		goto out_exec;
 	}
 	/* At pmc_paranoid >= 2 samples of the unprivileged hide the kernel. */
 	counter->kernel_visible = perfmon_capable() ||
 				  READ_ONCE(sysctl_pmc_paranoid) < 2;
-	ctx = task ? pmc_task_ctx_get(task) : pmc_cpu_ctx_get(cpu);
-	if (IS_ERR(ctx)) {
-		ret = PTR_ERR(ctx);
-		goto out_counter;
-	}
-	counter->ctx = ctx;
+	counter->ns = get_pid_ns(task_active_pid_ns(current));
 
 	fd = get_unused_fd_flags(O_RDWR |
 				 (flags & PMC_FLAG_FD_CLOEXEC ? O_CLOEXEC : 0));
@@ -269,6 +325,16 @@ SYSCALL_DEFINE5(pmc_open, struct pmc_attr __user *, uattr, pid_t, pid,
 		ret = fd;
 		goto out_counter;
 	}
+
+	pmc_key_get();
+	ctx = task ? pmc_task_ctx_get(task) : pmc_cpu_ctx_get(cpu);
+	if (IS_ERR(ctx)) {
+		pmc_key_put();
+		ret = PTR_ERR(ctx);
+		goto out_fd;
+	}
+	counter->ctx = ctx;
+
 	file = anon_inode_getfile("[pmc]", &pmc_fops, counter, O_RDWR);
 	if (IS_ERR(file)) {
 		ret = PTR_ERR(file);
@@ -287,10 +353,12 @@ SYSCALL_DEFINE5(pmc_open, struct pmc_attr __user *, uattr, pid_t, pid,
 		goto out_unlock;
 	mutex_unlock(&ctx->mutex);
 
+	if (task) {
+		up_read(&task->signal->exec_update_lock);
+		put_task_struct(task);
+	}
 	if (group_file)
 		fput(group_file);
-	if (task)
-		put_task_struct(task);
 	fd_install(fd, file);
 	return fd;
 
@@ -300,11 +368,14 @@ out_unlock:
 	counter->leader = NULL;
 	fput(file);
 	put_unused_fd(fd);
-	goto out_task;
+	goto out_exec;
 out_fd:
 	put_unused_fd(fd);
 out_counter:
 	pmc_counter_free(counter);
+out_exec:
+	if (task)
+		up_read(&task->signal->exec_update_lock);
 out_task:
 	if (task)
 		put_task_struct(task);
@@ -383,6 +454,9 @@ static ssize_t pmc_read(struct file *file, char __user *buf, size_t count,
 	/* A group's size only changes under ctx->mutex: bound it first. */
 	if (group)
 		mutex_lock(&counter->ctx->mutex);
+	/* An exited child's fold into the totals is one step. */
+	if (counter->attr.inherit)
+		mutex_lock(&counter->child_mutex);
 	nr = 1 + hweight32(format & (PMC_FORMAT_TOTAL_TIME_ENABLED |
 				     PMC_FORMAT_TOTAL_TIME_RUNNING));
 	if (group)
@@ -408,6 +482,8 @@ static ssize_t pmc_read(struct file *file, char __user *buf, size_t count,
 	if (args.values != on_stack)
 		kfree(args.values);
 out:
+	if (counter->attr.inherit)
+		mutex_unlock(&counter->child_mutex);
 	if (group)
 		mutex_unlock(&counter->ctx->mutex);
 	return ret;
@@ -422,19 +498,34 @@ static void __pmc_reset(struct pmc_context *ctx, void *arg)
 	atomic64_set(&counter->child_count, 0);
 }
 
+/*
+ * An ioctl acts on the counter and on every live inherited copy of it,
+ * as one step for read() and for copies that exit meanwhile.
+ */
+static void pmc_apply_to_children(struct pmc_counter *counter, pmc_ctx_fn fn)
+{
+	struct pmc_counter *child;
+
+	mutex_lock(&counter->child_mutex);
+	pmc_ctx_call(counter->ctx, fn, counter);
+	list_for_each_entry(child, &counter->child_list, child_entry)
+		pmc_ctx_call(child->ctx, fn, child);
+	mutex_unlock(&counter->child_mutex);
+}
+
 static long pmc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct pmc_counter *counter = file->private_data;
 
 	switch (cmd) {
 	case PMC_IOC_ENABLE:
-		pmc_enable(counter);
+		pmc_apply_to_children(counter, pmc_enable_fn);
 		return 0;
 	case PMC_IOC_DISABLE:
-		pmc_disable(counter);
+		pmc_apply_to_children(counter, pmc_disable_fn);
 		return 0;
 	case PMC_IOC_RESET:
-		pmc_ctx_call(counter->ctx, __pmc_reset, counter);
+		pmc_apply_to_children(counter, __pmc_reset);
 		return 0;
 	case PMC_IOC_REFRESH:
 		return pmc_refresh(counter, arg);

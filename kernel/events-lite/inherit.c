@@ -7,8 +7,10 @@
  * points at the original counter, the one with the file descriptor, and
  * holds a reference on it; copies of copies point at the same original.
  * When the child exits, each copy adds its count and times to the
- * original's child totals, atomically, before the parent can be told of
- * the exit, so a read() after wait() covers the whole tree.
+ * original's child totals, under the original's child_mutex so that a
+ * read() sees all three or none, and before the parent can be told of
+ * the exit, so a read() after wait() covers the whole tree. Until then
+ * the copy is on the original's child_list, where ioctls find it.
  *
  * Fork runs in the parent, which holds its context's mutex so that no
  * counter comes or goes, and stops the rotation of its flexible list
@@ -30,12 +32,15 @@ static struct pmc_counter *pmc_inherit_counter(struct pmc_counter *parent,
 		return counter;
 	refcount_inc(&orig->refcount);
 	counter->parent = orig;
-	refcount_inc(&ctx->refcount);
-	counter->ctx = ctx;
+	pmc_counter_attach_copy(counter, orig, ctx);
 	counter->leader = leader ?: counter;
 	counter->kernel_visible = parent->kernel_visible;
-	counter->state = parent->state == PMC_STATE_OFF ? PMC_STATE_OFF :
-							   PMC_STATE_INACTIVE;
+	mutex_lock(&orig->child_mutex);
+	/* The original's state, read where ioctls change it. */
+	counter->state = orig->state == PMC_STATE_OFF ? PMC_STATE_OFF :
+							 PMC_STATE_INACTIVE;
+	list_add_tail(&counter->child_entry, &orig->child_list);
+	mutex_unlock(&orig->child_mutex);
 	pmc_ctx_link(ctx, counter);
 	return counter;
 }
@@ -122,13 +127,19 @@ void __pmc_free_task(struct task_struct *child)
 	pmc_ctx_put(ctx);
 }
 
-static void pmc_inherit_fold(struct pmc_counter *counter)
+/* A copy leaves its original's list, adding its totals if @fold. */
+static void pmc_inherit_fold(struct pmc_counter *counter, bool fold)
 {
 	struct pmc_counter *orig = counter->parent;
 
-	atomic64_add(local64_read(&counter->count), &orig->child_count);
-	atomic64_add(counter->time_enabled, &orig->child_time_enabled);
-	atomic64_add(counter->time_running, &orig->child_time_running);
+	mutex_lock(&orig->child_mutex);
+	list_del_init(&counter->child_entry);
+	if (fold) {
+		atomic64_add(local64_read(&counter->count), &orig->child_count);
+		atomic64_add(counter->time_enabled, &orig->child_time_enabled);
+		atomic64_add(counter->time_running, &orig->child_time_running);
+	}
+	mutex_unlock(&orig->child_mutex);
 }
 
 /*
@@ -167,8 +178,7 @@ void pmc_inherit_exit(struct pmc_context *ctx, bool fold)
 	raw_spin_unlock_irqrestore(&ctx->lock, flags);
 
 	list_for_each_entry_safe(pos, tmp, &dead, group_entry) {
-		if (fold)
-			pmc_inherit_fold(pos);
+		pmc_inherit_fold(pos, fold);
 		pmc_counter_put(pos->parent);
 		pmc_counter_put(pos);
 	}

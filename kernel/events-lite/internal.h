@@ -45,6 +45,7 @@ struct pmc_context {
 	int nr_counters;
 	int nr_pmu;			/* counters that need a PMU slot */
 	int nr_inherit;			/* leaders with attr.inherit */
+	int nr_side;			/* counters with mmap, munmap or comm */
 	int rotate_disable;		/* fork is walking flexible_groups */
 	bool is_active;			/* scheduled in on ->cpu */
 	int cpu;
@@ -53,7 +54,8 @@ struct pmc_context {
 
 	/*
 	 * NULL for a CPU context. For a task context the task, written under
-	 * ctx->lock and task_lock(); PMC_TASK_DEAD once it has exited.
+	 * ctx->lock and task_lock(); PMC_TASK_DEAD once it has exited, or
+	 * exec()ed an image its counters may not watch.
 	 */
 	struct task_struct *task;
 
@@ -83,20 +85,11 @@ static inline bool pmc_is_leader(struct pmc_counter *counter)
 	return counter->leader == counter;
 }
 
-/* The leader, then its members in creation order; ctx->lock held. */
-static inline struct pmc_counter *pmc_group_next(struct pmc_counter *leader,
-						 struct pmc_counter *pos)
+/* MMAP, MUNMAP or COMM records: the mm and exec hooks must build them. */
+static inline bool pmc_wants_side(struct pmc_counter *counter)
 {
-	struct list_head *next = pos == leader ? leader->siblings.next :
-						 pos->group_entry.next;
-
-	if (next == &leader->siblings)
-		return NULL;
-	return list_entry(next, struct pmc_counter, group_entry);
+	return counter->attr.mmap || counter->attr.munmap || counter->attr.comm;
 }
-
-#define for_each_group_counter(pos, leader)				\
-	for (pos = (leader); pos; pos = pmc_group_next(leader, pos))
 
 /* context.c */
 typedef void (*pmc_ctx_fn)(struct pmc_context *ctx, void *arg);
@@ -111,6 +104,8 @@ int pmc_install(struct pmc_counter *counter);
 void pmc_remove(struct pmc_counter *counter);
 void pmc_enable(struct pmc_counter *counter);
 void pmc_disable(struct pmc_counter *counter);
+void pmc_enable_fn(struct pmc_context *ctx, void *arg);
+void pmc_disable_fn(struct pmc_context *ctx, void *arg);
 void pmc_disable_here(struct pmc_counter *counter);
 
 /* sched.c */
@@ -165,6 +160,8 @@ extern int sysctl_pmc_paranoid;
 struct pmc_counter *pmc_counter_alloc(const struct pmc_attr *attr,
 				      const struct pmc_pmu *pmu, int cpu);
 void pmc_counter_put(struct pmc_counter *counter);
+void pmc_counter_attach_copy(struct pmc_counter *copy,
+			     struct pmc_counter *orig, struct pmc_context *ctx);
 u64 pmc_counter_value(struct pmc_counter *counter);
 
 #endif /* _KERNEL_EVENTS_LITE_INTERNAL_H */

@@ -28,8 +28,18 @@
  *
  * (A) pairs with (D): no record is written over data before the reader
  * is done with it. (B) pairs with (C): the reader never sees a head
- * beyond records that are not yet written.
+ * beyond records that are not yet written. data_tail is the user's to
+ * write anything into: only its offset in the buffer is used, so that
+ * no value of it lets a record overrun unread data or the buffer.
+ *
+ * Lifetime: every VMA that maps a buffer holds it (vm_private_data and
+ * mmap_count), copies made by mremap() and fork() included, so pages
+ * and their locked-memory charge last exactly as long as some mapping
+ * can reach them. counter->rb points at the buffer while it is mapped,
+ * so all mappings of a counter share one buffer. A buffer cannot be
+ * split: a partial munmap() fails with EINVAL.
  */
+#include <linux/circ_buf.h>
 #include <linux/mm.h>
 #include <linux/poll.h>
 #include <linux/sched/mm.h>
@@ -45,7 +55,7 @@ int sysctl_pmc_mlock_kb __read_mostly = 512 + (PAGE_SIZE / 1024);
 #define PMC_RB_MAX_ORDER	16	/* 2^16 data pages at most */
 
 struct pmc_ring_buffer {
-	refcount_t refcount;
+	atomic_t mmap_count;		/* VMAs mapping it; frees it at 0 */
 	struct rcu_head rcu;
 	arch_spinlock_t lock;		/* writers, see above */
 	struct pmc_mmap_page *user_page;
@@ -60,13 +70,13 @@ struct pmc_ring_buffer {
 
 	atomic64_t lost;		/* records dropped, not yet reported */
 	atomic_t poll;			/* EPOLLIN since the last poll() */
-	atomic_t mmap_count;
 	unsigned long user_pages;	/* charged to user->pmc_mlock */
 	unsigned long mm_pages;		/* charged to mm->pinned_vm */
 	struct user_struct *user;
 	struct mm_struct *mm;
 };
 
+/* After the last writer that could see it in counter->rb is done. */
 static void pmc_rb_free_rcu(struct rcu_head *head)
 {
 	struct pmc_ring_buffer *rb = container_of(head, struct pmc_ring_buffer,
@@ -74,12 +84,6 @@ static void pmc_rb_free_rcu(struct rcu_head *head)
 
 	vfree(rb->user_page);
 	kfree(rb);
-}
-
-static void pmc_rb_put(struct pmc_ring_buffer *rb)
-{
-	if (refcount_dec_and_test(&rb->refcount))
-		call_rcu(&rb->rcu, pmc_rb_free_rcu);
 }
 
 /* The counter whose buffer records of @counter go to. */
@@ -95,12 +99,12 @@ static void pmc_rb_update_userpage(struct pmc_ring_buffer *rb,
 	struct pmc_mmap_page *up = rb->user_page;
 
 	WRITE_ONCE(up->lock, up->lock + 1);
-	smp_wmb();
+	smp_wmb();	/* odd lock before the fields: the reader retries */
 	up->index = 0;		/* no user-space counter reads: use read() */
 	up->offset = local64_read(&counter->count);
 	up->time_enabled = counter->time_enabled;
 	up->time_running = counter->time_running;
-	smp_wmb();
+	smp_wmb();	/* the fields before the even lock */
 	WRITE_ONCE(up->lock, up->lock + 1);
 }
 
@@ -136,11 +140,13 @@ static bool pmc_rb_room(struct pmc_ring_buffer *rb, u64 size)
 {
 	u64 tail;
 
+	if (size > rb->size)
+		return false;
 	if (rb->overwrite)
-		return size <= rb->size;
+		return true;
 	tail = READ_ONCE(rb->user_page->data_tail);
 	smp_mb();		/* (A) */
-	return rb->head + size - tail <= rb->size;
+	return CIRC_SPACE(rb->head, tail, rb->size) >= size;
 }
 
 static u64 pmc_rb_reserve(struct pmc_ring_buffer *rb, u64 size)
@@ -296,7 +302,9 @@ __poll_t pmc_rb_poll(struct pmc_counter *counter, struct file *file,
 /*
  * Charge @pages of locked memory: first to the user's pmc_mlock_kb
  * allowance, the rest to the mapping process's pinned memory under
- * RLIMIT_MEMLOCK. EPERM over both, unless CAP_IPC_LOCK.
+ * RLIMIT_MEMLOCK. EPERM over both, unless CAP_IPC_LOCK. Each part is
+ * added first and checked after, so that racing mmap()s cannot all
+ * pass one check.
  */
 static int pmc_rb_charge(struct pmc_ring_buffer *rb, unsigned long pages)
 {
@@ -304,21 +312,24 @@ static int pmc_rb_charge(struct pmc_ring_buffer *rb, unsigned long pages)
 				  (PAGE_SHIFT - 10);
 	unsigned long rlimit_pages = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	struct user_struct *user = current_user();
-	unsigned long used = atomic_long_read(&user->pmc_mlock);
-	unsigned long extra = 0;
+	struct mm_struct *mm = current->mm;
+	unsigned long used, extra = 0;
 
-	if (used + pages > allowance)
-		extra = min(pages, used + pages - allowance);
-	if (extra && atomic64_read(&current->mm->pinned_vm) + extra >
-		     rlimit_pages && !capable(CAP_IPC_LOCK))
+	used = atomic_long_add_return(pages, &user->pmc_mlock);
+	if (used > allowance)
+		extra = min(pages, used - allowance);
+	atomic_long_sub(extra, &user->pmc_mlock);
+	if (extra && atomic64_add_return(extra, &mm->pinned_vm) > rlimit_pages &&
+	    !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(extra, &mm->pinned_vm);
+		atomic_long_sub(pages - extra, &user->pmc_mlock);
 		return -EPERM;
+	}
 	rb->user = get_uid(user);
 	rb->user_pages = pages - extra;
-	atomic_long_add(rb->user_pages, &user->pmc_mlock);
-	rb->mm = current->mm;
-	mmgrab(rb->mm);
+	rb->mm = mm;
+	mmgrab(mm);
 	rb->mm_pages = extra;
-	atomic64_add(extra, &rb->mm->pinned_vm);
 	return 0;
 }
 
@@ -331,20 +342,30 @@ static void pmc_rb_uncharge(struct pmc_ring_buffer *rb)
 	mmdrop(rb->mm);
 }
 
+/*
+ * A new buffer, charged before its pages are allocated: a refused
+ * mmap() costs nothing. Its mmap_count is 0 until the first VMA.
+ */
 static struct pmc_ring_buffer *pmc_rb_alloc(unsigned long data_pages,
 					    bool overwrite)
 {
 	struct pmc_ring_buffer *rb;
+	int ret;
 
 	rb = kzalloc(sizeof(*rb), GFP_KERNEL);
 	if (!rb)
-		return NULL;
+		return ERR_PTR(-ENOMEM);
+	ret = pmc_rb_charge(rb, data_pages + 1);
+	if (ret) {
+		kfree(rb);
+		return ERR_PTR(ret);
+	}
 	rb->user_page = vmalloc_user((data_pages + 1) * PAGE_SIZE);
 	if (!rb->user_page) {
+		pmc_rb_uncharge(rb);
 		kfree(rb);
-		return NULL;
+		return ERR_PTR(-ENOMEM);
 	}
-	refcount_set(&rb->refcount, 1);
 	rb->lock = (arch_spinlock_t)__ARCH_SPIN_LOCK_UNLOCKED;
 	rb->data = (void *)rb->user_page + PAGE_SIZE;
 	rb->size = data_pages * PAGE_SIZE;
@@ -354,29 +375,43 @@ static struct pmc_ring_buffer *pmc_rb_alloc(unsigned long data_pages,
 	return rb;
 }
 
+/* Not mapped any more: no user address reaches it. */
+static void pmc_rb_free(struct pmc_ring_buffer *rb)
+{
+	pmc_rb_uncharge(rb);
+	call_rcu(&rb->rcu, pmc_rb_free_rcu);
+}
+
+/* mremap() and fork() copy a VMA: the copy holds the buffer too. */
+static void pmc_vm_open(struct vm_area_struct *vma)
+{
+	struct pmc_ring_buffer *rb = vma->vm_private_data;
+
+	atomic_inc(&rb->mmap_count);
+}
+
 static void pmc_vm_close(struct vm_area_struct *vma)
 {
 	struct pmc_counter *counter = vma->vm_file->private_data;
-	struct pmc_ring_buffer *rb;
+	struct pmc_ring_buffer *rb = vma->vm_private_data;
 
-	mutex_lock(&counter->mmap_mutex);
-	rb = rcu_dereference_protected(counter->rb,
-				       lockdep_is_held(&counter->mmap_mutex));
-	if (rb && atomic_dec_and_test(&rb->mmap_count)) {
+	if (!atomic_dec_and_mutex_lock(&rb->mmap_count, &counter->mmap_mutex))
+		return;
+	/* The last mapping: writers stop finding it, then it goes. */
+	if (rcu_access_pointer(counter->rb) == rb)
 		RCU_INIT_POINTER(counter->rb, NULL);
-		pmc_rb_uncharge(rb);
-		pmc_rb_put(rb);
-	}
 	mutex_unlock(&counter->mmap_mutex);
+	pmc_rb_free(rb);
 }
 
-/* The buffer cannot be split by a partial munmap(). */
+/* The buffer cannot be split by a partial munmap() or mremap(). */
 static int pmc_vm_may_split(struct vm_area_struct *vma, unsigned long addr)
 {
 	return -EINVAL;
 }
 
 static const struct vm_operations_struct pmc_vm_ops = {
+	.open		= pmc_vm_open,
 	.close		= pmc_vm_close,
 	.may_split	= pmc_vm_may_split,
 };
@@ -404,27 +439,21 @@ int pmc_rb_mmap(struct pmc_counter *counter, struct vm_area_struct *vma)
 		}
 	} else {
 		rb = pmc_rb_alloc(data_pages, overwrite);
-		if (!rb) {
-			ret = -ENOMEM;
-			goto out;
-		}
-		ret = pmc_rb_charge(rb, pages);
-		if (ret) {
-			pmc_rb_put(rb);
+		if (IS_ERR(rb)) {
+			ret = PTR_ERR(rb);
 			goto out;
 		}
 	}
 	ret = remap_vmalloc_range(vma, rb->user_page, 0);
 	if (ret) {
-		if (!atomic_read(&rb->mmap_count)) {
-			pmc_rb_uncharge(rb);
-			pmc_rb_put(rb);
-		}
+		if (!atomic_read(&rb->mmap_count))
+			pmc_rb_free(rb);
 		goto out;
 	}
 	if (atomic_inc_return(&rb->mmap_count) == 1)
 		rcu_assign_pointer(counter->rb, rb);
 	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
+	vma->vm_private_data = rb;
 	vma->vm_ops = &pmc_vm_ops;
 out:
 	mutex_unlock(&counter->mmap_mutex);

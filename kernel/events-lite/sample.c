@@ -13,9 +13,12 @@
  * A group's member list changes only while the group is off the PMU
  * (context.c), and non-NMI samples are built with IRQs off, so walking
  * the members here needs no lock.
+ *
+ * Pids and tids in records are those of the opener's pid namespace.
  */
 #include <linux/fs.h>
 #include <linux/mm.h>
+#include <linux/pid_namespace.h>
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
 #include <linux/sched/task_stack.h>
@@ -96,6 +99,30 @@ static unsigned int pmc_callchain(struct pmc_counter *counter,
 	return 1 + kernel + user;
 }
 
+/* pid and tid as @counter's reader sees them, for a record's u32 pair. */
+static u64 pmc_pid_tid(struct pmc_counter *counter, struct task_struct *task)
+{
+	return (u64)task_tgid_nr_ns(task, counter->ns) |
+	       (u64)task_pid_nr_ns(task, counter->ns) << 32;
+}
+
+/*
+ * A member's count as of now: active members on this CPU are read from
+ * their backend (NMI-safe), the others hold their last folded count.
+ */
+static u64 pmc_sample_member_value(struct pmc_counter *pos)
+{
+	u64 count;
+
+	if (READ_ONCE(pos->state) == PMC_STATE_ACTIVE &&
+	    READ_ONCE(pos->oncpu) == smp_processor_id() &&
+	    pos->pmu->sample_read)
+		count = pos->pmu->sample_read(pos);
+	else
+		count = local64_read(&pos->count);
+	return count + atomic64_read(&pos->child_count);
+}
+
 static void pmc_sample(struct pmc_counter *counter, struct pt_regs *regs,
 		       u64 addr)
 {
@@ -114,8 +141,7 @@ static void pmc_sample(struct pmc_counter *counter, struct pt_regs *regs,
 	if (type & PMC_RECORD_IP)
 		*p++ = pmc_visible(counter, instruction_pointer(regs));
 	if (type & PMC_RECORD_TID)
-		*p++ = (u64)task_tgid_vnr(current) |
-		       (u64)task_pid_vnr(current) << 32;
+		*p++ = pmc_pid_tid(counter, current);
 	if (type & PMC_RECORD_TIME)
 		*p++ = ktime_get_mono_fast_ns();
 	if (type & PMC_RECORD_ADDR)
@@ -130,7 +156,7 @@ static void pmc_sample(struct pmc_counter *counter, struct pt_regs *regs,
 			    buf + ARRAY_SIZE(((struct pmc_sample_buf *)0)->words))
 				goto lost;
 			*p++ = pos->attr.config;
-			*p++ = pmc_counter_value(pos);
+			*p++ = pmc_sample_member_value(pos);
 			(*nr)++;
 		}
 	}
@@ -153,6 +179,13 @@ lost:
 }
 
 /*
+ * refresh_left: PMC_REFRESH_OFF when no PMC_IOC_REFRESH was given (every
+ * overflow samples), else the samples left; at 0 the budget is spent
+ * and nothing but a new REFRESH gives more, whoever enables the counter.
+ */
+#define PMC_REFRESH_OFF		-1
+
+/*
  * An overflow of a sampling counter: write a sample, and count down a
  * REFRESH budget. Any context, NMI included.
  */
@@ -162,10 +195,10 @@ void pmc_counter_overflow(struct pmc_counter *counter, struct pt_regs *regs,
 	int left;
 
 	atomic64_inc(&counter->overflows);
-	if (atomic_read(&counter->refresh_left) >= 0) {
-		left = atomic_dec_return(&counter->refresh_left);
+	if (atomic_read(&counter->refresh_left) != PMC_REFRESH_OFF) {
+		left = atomic_dec_if_positive(&counter->refresh_left);
 		if (left < 0)
-			return;		/* spent; the disable is on its way */
+			return;		/* spent */
 		if (!left)
 			irq_work_queue(&counter->disable_work);
 	}
@@ -177,7 +210,10 @@ void pmc_counter_overflow(struct pmc_counter *counter, struct pt_regs *regs,
 	pmc_sample(counter, regs, addr);
 }
 
-/* irq_work after the last REFRESH overflow, on the overflowing CPU. */
+/*
+ * irq_work after the last REFRESH overflow, on the overflowing CPU, in
+ * hardirq context even on PREEMPT_RT: it takes raw locks only.
+ */
 static void pmc_refresh_done(struct irq_work *work)
 {
 	struct pmc_counter *counter = container_of(work, struct pmc_counter,
@@ -187,13 +223,23 @@ static void pmc_refresh_done(struct irq_work *work)
 	pmc_rb_kick(counter);
 }
 
+/* The same, from process context, when the task moved to another CPU. */
+static void pmc_refresh_done_task(struct work_struct *work)
+{
+	struct pmc_counter *counter = container_of(work, struct pmc_counter,
+						   disable_task_work);
+
+	pmc_disable(counter);
+}
+
 void pmc_sample_init(struct pmc_counter *counter)
 {
 	mutex_init(&counter->mmap_mutex);
 	init_waitqueue_head(&counter->waitq);
 	init_irq_work(&counter->wakeup_work, pmc_rb_wakeup_work);
-	init_irq_work(&counter->disable_work, pmc_refresh_done);
-	atomic_set(&counter->refresh_left, -1);
+	counter->disable_work = IRQ_WORK_INIT_HARD(pmc_refresh_done);
+	INIT_WORK(&counter->disable_task_work, pmc_refresh_done_task);
+	atomic_set(&counter->refresh_left, PMC_REFRESH_OFF);
 	local64_set(&counter->sw_period_left, counter->attr.irq_period);
 }
 
@@ -201,6 +247,7 @@ void pmc_sample_destroy(struct pmc_counter *counter)
 {
 	irq_work_sync(&counter->wakeup_work);
 	irq_work_sync(&counter->disable_work);
+	cancel_work_sync(&counter->disable_task_work);
 }
 
 /* PMC_IOC_REFRESH: enable for exactly @nr overflows. */
@@ -214,24 +261,76 @@ int pmc_refresh(struct pmc_counter *counter, unsigned long nr)
 	return 0;
 }
 
-/* Write @rec to every counter of current's context that wants it. */
+/*
+ * The first part of a side record: its header, then the pid and tid,
+ * which each counter gets in its own reader's namespace.
+ */
+struct pmc_side_head {
+	struct pmc_event_header header;
+	u32 pid, tid;
+};
+
+static void pmc_ctx_side_record(struct pmc_context *ctx,
+				const struct pmc_rb_part *parts, int nr_parts,
+				bool (*wants)(struct pmc_counter *counter))
+{
+	struct list_head *lists[] = { &ctx->pinned_groups,
+				      &ctx->flexible_groups };
+	struct pmc_side_head *head = (struct pmc_side_head *)parts[0].buf;
+	struct pmc_counter *leader, *pos;
+	u64 pid_tid;
+	int i;
+
+	lockdep_assert_held(&ctx->lock);
+	if (!ctx->nr_side)
+		return;
+	for (i = 0; i < ARRAY_SIZE(lists); i++) {
+		list_for_each_entry(leader, lists[i], group_entry) {
+			for_each_group_counter(pos, leader) {
+				if (!wants(pos))
+					continue;
+				pid_tid = pmc_pid_tid(pos, current);
+				head->pid = lower_32_bits(pid_tid);
+				head->tid = upper_32_bits(pid_tid);
+				pmc_rb_write(pos, parts, nr_parts, false);
+			}
+		}
+	}
+}
+
+/*
+ * Write a side record (@parts[0] starts with struct pmc_side_head) to
+ * every counter that wants it: current's own, and this CPU's, which see
+ * every task that runs here.
+ */
 static void pmc_side_record(const struct pmc_rb_part *parts, int nr_parts,
 			    bool (*wants)(struct pmc_counter *counter))
 {
 	struct pmc_context *ctx = current->pmc_ctx;
-	struct list_head *lists[] = { &ctx->pinned_groups,
-				      &ctx->flexible_groups };
-	struct pmc_counter *leader, *pos;
+	struct pmc_context *cpu_ctx;
 	unsigned long flags;
-	int i;
 
-	raw_spin_lock_irqsave(&ctx->lock, flags);
-	for (i = 0; i < ARRAY_SIZE(lists); i++)
-		list_for_each_entry(leader, lists[i], group_entry)
-			for_each_group_counter(pos, leader)
-				if (wants(pos))
-					pmc_rb_write(pos, parts, nr_parts, false);
-	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+	local_irq_save(flags);
+	if (ctx) {
+		raw_spin_lock(&ctx->lock);
+		pmc_ctx_side_record(ctx, parts, nr_parts, wants);
+		raw_spin_unlock(&ctx->lock);
+	}
+	cpu_ctx = &this_cpu_ptr(&pmc_cpu)->ctx;
+	raw_spin_lock(&cpu_ctx->lock);
+	if (cpu_ctx->is_active)
+		pmc_ctx_side_record(cpu_ctx, parts, nr_parts, wants);
+	raw_spin_unlock(&cpu_ctx->lock);
+	local_irq_restore(flags);
+}
+
+/* Does any counter that sees current want side records? A hint. */
+static bool pmc_side_wanted(void)
+{
+	struct pmc_context *ctx = current->pmc_ctx;
+
+	return (ctx && READ_ONCE(ctx->nr_side)) ||
+	       READ_ONCE(raw_cpu_ptr(&pmc_cpu)->ctx.nr_side);
 }
 
 static bool pmc_wants_comm(struct pmc_counter *counter)
@@ -252,16 +351,15 @@ static bool pmc_wants_munmap(struct pmc_counter *counter)
 void __pmc_comm_event(struct task_struct *task)
 {
 	struct {
-		struct pmc_event_header header;
-		u32 pid, tid;
+		struct pmc_side_head head;
 		char comm[ALIGN(TASK_COMM_LEN, 8)];
 	} rec = { };
 	struct pmc_rb_part part = { &rec, sizeof(rec) };
 
-	rec.header.type = PMC_EVENT_COMM;
-	rec.header.size = sizeof(rec);
-	rec.pid = task_tgid_vnr(task);
-	rec.tid = task_pid_vnr(task);
+	if (!pmc_side_wanted())
+		return;
+	rec.head.header.type = PMC_EVENT_COMM;
+	rec.head.header.size = sizeof(rec);
 	get_task_comm(rec.comm, task);
 	pmc_side_record(&part, 1, pmc_wants_comm);
 }
@@ -270,8 +368,7 @@ void __pmc_comm_event(struct task_struct *task)
 void __pmc_mmap_event(struct vm_area_struct *vma, bool unmap)
 {
 	struct {
-		struct pmc_event_header header;
-		u32 pid, tid;
+		struct pmc_side_head head;
 		u64 addr, len, pgoff;
 	} rec = { };
 	static const char pad[8];
@@ -280,7 +377,7 @@ void __pmc_mmap_event(struct vm_area_struct *vma, bool unmap)
 	size_t len;
 	char *buf;
 
-	if (!(vma->vm_flags & VM_EXEC) || !vma->vm_file)
+	if (!(vma->vm_flags & VM_EXEC) || !vma->vm_file || !pmc_side_wanted())
 		return;
 	buf = kmalloc(PATH_MAX, GFP_KERNEL);
 	if (!buf)
@@ -290,10 +387,8 @@ void __pmc_mmap_event(struct vm_area_struct *vma, bool unmap)
 		name = "//unknown";
 	len = strlen(name) + 1;
 
-	rec.header.type = unmap ? PMC_EVENT_MUNMAP : PMC_EVENT_MMAP;
-	rec.header.size = sizeof(rec) + ALIGN(len, 8);
-	rec.pid = task_tgid_vnr(current);
-	rec.tid = task_pid_vnr(current);
+	rec.head.header.type = unmap ? PMC_EVENT_MUNMAP : PMC_EVENT_MMAP;
+	rec.head.header.size = sizeof(rec) + ALIGN(len, 8);
 	rec.addr = vma->vm_start;
 	rec.len = vma->vm_end - vma->vm_start;
 	rec.pgoff = (u64)vma->vm_pgoff << PAGE_SHIFT;

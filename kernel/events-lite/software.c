@@ -8,10 +8,12 @@
  * under RCU and add to each counter found.
  *
  * The lists are changed only by add()/del() on their own CPU, with the
- * context lock held and IRQs off; they are walked from process context
- * with preemption off (page faults) and from the scheduler (IRQs off).
- * A walker interrupted by an IPI that deletes an entry is safe because
- * counters are freed after an RCU grace period.
+ * context lock held and IRQs off: from the scheduler, the pmc_ctx_call()
+ * IPI and the rotation hrtimer. They are walked on their own CPU with
+ * IRQs off too, so no walk sees a list change half way: rotation
+ * deletes and re-adds an entry at the head, and a walker interrupted
+ * there would follow it back to the start and count entries twice.
+ * Counters are still freed after an RCU grace period, for the sampler.
  *
  * Sampling: event counters count down sw_period_left and sample where
  * the event happened; clocks sample from a per-counter hrtimer that runs
@@ -67,7 +69,6 @@ static int pmc_sw_init(struct pmc_counter *counter)
 	return 0;
 }
 
-
 static int pmc_sw_add(struct pmc_counter *counter)
 {
 	u64 id = PMC_CONFIG_ID(counter->attr.config);
@@ -78,9 +79,10 @@ static int pmc_sw_add(struct pmc_counter *counter)
 			hrtimer_start(&counter->sample_timer,
 				      pmc_sw_clock_period(counter),
 				      HRTIMER_MODE_REL_PINNED_HARD);
-	} else
+	} else {
 		hlist_add_head_rcu(&counter->sw_node,
 				   this_cpu_ptr(&pmc_sw_lists[id]));
+	}
 	return 0;
 }
 
@@ -108,6 +110,18 @@ static void pmc_sw_del(struct pmc_counter *counter)
 	}
 }
 
+/* Clocks count while active: add the time since add() or the last read. */
+static u64 pmc_sw_sample_read(struct pmc_counter *counter)
+{
+	u64 count = local64_read(&counter->count), start, now;
+
+	if (!pmc_sw_is_clock(counter))
+		return count;
+	start = READ_ONCE(counter->clock_start);
+	now = local_clock();
+	return now > start ? count + now - start : count;
+}
+
 static void pmc_sw_destroy(struct pmc_counter *counter)
 {
 	if (counter->attr.irq_period && pmc_sw_is_clock(counter))
@@ -120,6 +134,7 @@ const struct pmc_pmu pmc_sw_pmu = {
 	.add	= pmc_sw_add,
 	.del	= pmc_sw_del,
 	.read	= pmc_sw_read,
+	.sample_read = pmc_sw_sample_read,
 };
 
 /* exclude_user/exclude_kernel filter by the mode the event came from. */
@@ -132,25 +147,35 @@ static bool pmc_sw_excluded(struct pmc_counter *counter, struct pt_regs *regs)
 	return counter->attr.exclude_kernel;
 }
 
-/* Count down the sample period; sample at each period that ends. */
+/*
+ * Count down the sample period; sample when it ends. The periods that
+ * ended are worked out, not looped over, and one event gives at most
+ * PMC_SW_MAX_BURST samples, whatever the period and @nr.
+ */
+#define PMC_SW_MAX_BURST	4
+
 static void pmc_sw_period(struct pmc_counter *counter, u64 nr,
 			  struct pt_regs *regs, u64 addr)
 {
-	s64 period = counter->attr.irq_period;
+	u64 period = counter->attr.irq_period;	/* 1..S64_MAX, see core.c */
+	s64 left = local64_sub_return(min_t(u64, nr, S64_MAX / 2),
+				      &counter->sw_period_left);
+	u64 ended, i;
 
-	if (local64_sub_return(nr, &counter->sw_period_left) > 0)
+	if (left > 0)
 		return;
-	do {
-		local64_add(period, &counter->sw_period_left);
+	ended = div64_u64(-left, period) + 1;
+	local64_add(ended * period, &counter->sw_period_left);
+	for (i = 0; i < min_t(u64, ended, PMC_SW_MAX_BURST); i++)
 		pmc_counter_overflow(counter, regs, addr);
-	} while (local64_read(&counter->sw_period_left) <= 0);
 }
 
 void __pmc_sw_event(enum pmc_sw_id id, u64 nr, struct pt_regs *regs, u64 addr)
 {
 	struct pmc_counter *counter;
+	unsigned long flags;
 
-	preempt_disable_notrace();
+	local_irq_save(flags);
 	rcu_read_lock();
 	hlist_for_each_entry_rcu(counter, this_cpu_ptr(&pmc_sw_lists[id]),
 				 sw_node) {
@@ -161,5 +186,5 @@ void __pmc_sw_event(enum pmc_sw_id id, u64 nr, struct pt_regs *regs, u64 addr)
 			pmc_sw_period(counter, nr, regs, addr);
 	}
 	rcu_read_unlock();
-	preempt_enable_notrace();
+	local_irq_restore(flags);
 }

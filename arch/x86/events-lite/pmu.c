@@ -213,6 +213,44 @@ static void pmc_x86_read(struct pmc_counter *counter)
 		pmc_x86_update(counter);
 }
 
+/* pmc_x86_update() is NMI-safe: a sample may fold an active member. */
+static u64 pmc_x86_sample_read(struct pmc_counter *counter)
+{
+	pmc_x86_read(counter);
+	return local64_read(&counter->count);
+}
+
+static const struct pmc_pmu pmc_x86_pmu;
+
+/*
+ * Could the hardware counters of @leader's group, with @counter, all be
+ * on the PMU at once? The same assignment that add() solves, on an
+ * empty PMU; a group that fails it would never count.
+ */
+static int pmc_x86_validate_group(struct pmc_counter *leader,
+				  struct pmc_counter *counter)
+{
+	const struct pmc_x86_model *model = pmc_x86_model;
+	u32 masks[PMC_X86_MAX_COUNTERS];
+	int assign[PMC_X86_MAX_COUNTERS];
+	struct pmc_counter *pos;
+	int n = 0;
+
+	if (counter->pmu != &pmc_x86_pmu)
+		return 0;
+	for_each_group_counter(pos, leader) {
+		if (pos->pmu != &pmc_x86_pmu)
+			continue;
+		if (n == model->nr_counters)
+			return -EINVAL;
+		masks[n++] = pmc_x86_counter_mask(model, pos->hw.sel);
+	}
+	if (n == model->nr_counters)
+		return -EINVAL;
+	masks[n++] = pmc_x86_counter_mask(model, counter->hw.sel);
+	return pmc_x86_assign(masks, n, model->nr_counters, assign) ? -EINVAL : 0;
+}
+
 /*
  * Samples take the registers of the interrupted code. An emulated
  * overflow is raised from a timer, so the model supplies the registers
@@ -354,6 +392,8 @@ static const struct pmc_pmu pmc_x86_pmu = {
 	.add		= pmc_x86_add,
 	.del		= pmc_x86_del,
 	.read		= pmc_x86_read,
+	.validate_group	= pmc_x86_validate_group,
+	.sample_read	= pmc_x86_sample_read,
 };
 
 /* Intel architectural perfmon: counter count, width and events from CPUID. */

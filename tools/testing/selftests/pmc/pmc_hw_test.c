@@ -624,7 +624,7 @@ TEST_F(hw, p6_constraints)
 {
 	__u64 v0[2], v1[2], d79, dc1;
 	struct pmc_attr attr;
-	int leader, member;
+	int leader, member, first;
 	char state[16];
 	__u64 buf[4];
 
@@ -647,12 +647,24 @@ TEST_F(hw, p6_constraints)
 	close(member);
 	close(leader);
 
-	/* a pinned group of two counter-0 events never fits: error state */
+	/* two counter-0 events can never be in one group */
 	hw_attr(&attr, RAW(P6_FLOPS), 0);
+	leader = counter_open(_metadata, &attr, 0, -1, -1);
+	hw_attr(&attr, RAW(P6_FP_COMP_OPS), 0);
+	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, leader, 0));
+	close(leader);
+
+	/*
+	 * Two pinned groups that want counter 0: the second does not fit
+	 * while the first is on, and enters the error state.
+	 */
+	hw_attr(&attr, RAW(P6_FLOPS), 0);
+	attr.pinned = 1;
+	first = counter_open(_metadata, &attr, 0, -1, -1);
+	hw_attr(&attr, RAW(P6_FP_COMP_OPS), 0);
 	attr.pinned = 1;
 	attr.disabled = 1;
 	leader = counter_open(_metadata, &attr, 0, -1, -1);
-	member = hw_open(_metadata, RAW(P6_FP_COMP_OPS), leader, 0);
 	counter_ioctl(_metadata, leader, PMC_IOC_ENABLE);
 	EXPECT_EQ(0, read(leader, buf, sizeof(buf)));
 	ASSERT_EQ(0, fdinfo_field(leader, "pmc-state", state, sizeof(state)));
@@ -667,66 +679,42 @@ TEST_F(hw, p6_constraints)
 	EXPECT_EQ(sizeof(__u64), read(leader, buf, sizeof(buf)));
 	counter_ioctl(_metadata, leader, PMC_IOC_ENABLE);
 	EXPECT_EQ(0, read(leader, buf, sizeof(buf)));
-	close(member);
 	close(leader);
+	close(first);
 }
 
 /*
- * A group counts all together or not at all, also when it grows on
- * the PMU: a P6 counter-0 event joining (or enabled in) a group whose
- * leader holds counter 0 takes the whole group off.
+ * A group counts all together or not at all: a P6 counter-0 event may
+ * not join a group whose leader needs counter 0, enabled or not, for
+ * the group could never go on; the leader counts on alone.
  */
-TEST_F(hw, p6_group_all_or_nothing)
+TEST_F(hw, p6_group_never_fits_refused)
 {
-	struct pmc_reading r1, r2, r3;
+	struct pmc_reading r1, r2;
 	struct pmc_attr attr;
-	int leader, member;
+	int leader;
 
 	if (!is_p6(self->emu))
 		SKIP(return, NO_P6);
 	leader = hw_open(_metadata, RAW(P6_FLOPS), -1, ALL_TIMES);
-	member = hw_open(_metadata, RAW(P6_FP_COMP_OPS), leader, 0);
-	r1 = counter_read(_metadata, leader, ALL_TIMES);
-	burn_cpu(SHORT_BURN_NS);
-	r2 = counter_read(_metadata, leader, ALL_TIMES);
-	EXPECT_EQ(r1.value, r2.value) {
-		TH_LOG("a member that cannot fit joined, the leader counts on: %llu -> %llu",
-		       (unsigned long long)r1.value,
-		       (unsigned long long)r2.value);
-	}
-	EXPECT_EQ(r1.running, r2.running);
-	close(member);
-	close(leader);
-
-	/* a disabled member is not part of the schedule, until enabled */
-	leader = hw_open(_metadata, RAW(P6_FLOPS), -1, ALL_TIMES);
 	hw_attr(&attr, RAW(P6_FP_COMP_OPS), 0);
+	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, leader, 0));
 	attr.disabled = 1;
-	member = counter_open(_metadata, &attr, 0, -1, leader);
+	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, leader, 0));
 	r1 = counter_read(_metadata, leader, ALL_TIMES);
 	burn_cpu(SHORT_BURN_NS);
 	r2 = counter_read(_metadata, leader, ALL_TIMES);
 	EXPECT_LT(r1.value, r2.value) TH_LOG("the leader alone does not count");
-
-	counter_ioctl(_metadata, member, PMC_IOC_ENABLE);
-	r2 = counter_read(_metadata, leader, ALL_TIMES);
-	burn_cpu(SHORT_BURN_NS);
-	r3 = counter_read(_metadata, leader, ALL_TIMES);
-	EXPECT_EQ(r2.value, r3.value) {
-		TH_LOG("a member that cannot fit is on, the leader counts on: %llu -> %llu",
-		       (unsigned long long)r2.value,
-		       (unsigned long long)r3.value);
-	}
-	close(member);
+	EXPECT_LT(r1.running, r2.running);
 	close(leader);
 }
 
 /*
- * A flexible group with one hardware event more than the model has
- * counters never goes on (there is no rotation to help it); one event
- * fewer, it does at the next schedule.
+ * A group with one hardware event more than the model has counters
+ * could never go on: the member that would make it so is refused, and
+ * the group as it is counts.
  */
-TEST_F(hw, oversized_group_never_runs)
+TEST_F(hw, oversized_group_refused)
 {
 	int fds[MAX_COUNTERS];
 	struct pmc_reading r;
@@ -735,25 +723,16 @@ TEST_F(hw, oversized_group_never_runs)
 
 	if (!self->emu)
 		SKIP(return, NO_EMU);
-	nr = self->emu->nr_counters + 1;
+	nr = self->emu->nr_counters;
 	ASSERT_GE(MAX_COUNTERS, nr);
 	hw_attr(&attr, RAW(SEL_OTHER), ALL_TIMES);
-	attr.disabled = 1;
 	fds[0] = counter_open(_metadata, &attr, 0, -1, -1);
 	for (i = 1; i < nr; i++)
 		fds[i] = hw_open(_metadata, RAW(SEL_OTHER | SEL_UMASK(i)),
 				 fds[0], 0);
-	counter_ioctl(_metadata, fds[0], PMC_IOC_ENABLE);
-	burn_cpu(SHORT_BURN_NS);
-	usleep(1000);		/* scheduled in again: still too big */
-	burn_cpu(SHORT_BURN_NS);
-	r = counter_read(_metadata, fds[0], ALL_TIMES);
-	EXPECT_EQ(0, r.value);
-	EXPECT_EQ(0, r.running);
-	EXPECT_LT(0, r.enabled);
+	hw_attr(&attr, RAW(SEL_OTHER | SEL_UMASK(nr)), 0);
+	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, fds[0], 0));
 
-	close(fds[--nr]);
-	usleep(1000);
 	burn_cpu(SHORT_BURN_NS);
 	r = counter_read(_metadata, fds[0], ALL_TIMES);
 	EXPECT_LT(0, r.value) TH_LOG("a group that fits did not go on");
