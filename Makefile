@@ -5,12 +5,13 @@
 #   make check   the whole test suite on the debug kernel; ends with
 #                "N passed, M failed"
 #   make bench   events-lite against perf_event_open (build/bench/)
+#   make fuzz    the pmc_open(2) fuzzer for FUZZ_SECONDS (300) per boot
 
 SHELL := /bin/bash
 BUILD := build
 SCRIPTS := scripts
 
-.PHONY: all run check bench deps series src kernel-fast kernel-debug \
+.PHONY: all run check bench fuzz deps series src kernel-fast kernel-debug \
 	tools-fast tools-debug clean distclean
 
 all: run
@@ -43,6 +44,9 @@ run: tools-fast
 bench: tools-fast
 	@$(SCRIPTS)/build-kernel nopmc
 	@$(SCRIPTS)/bench
+
+fuzz: tools-debug
+	@$(SCRIPTS)/fuzz $(FUZZ_SECONDS)
 
 check: deps
 	@$(SCRIPTS)/mkseries --check

@@ -61,19 +61,6 @@ union rec {
 	char b[65536];
 };
 
-struct mmap_rec {
-	struct pmc_event_header h;
-	__u32 pid, tid;
-	__u64 addr, len, pgoff;
-	char filename[];
-};
-
-struct comm_rec {
-	struct pmc_event_header h;
-	__u32 pid, tid;
-	char comm[];
-};
-
 /* Only the main thread of a test reads records. */
 static union rec rec;
 

@@ -90,25 +90,6 @@ union rb_rec {
 	char bytes[8192];
 };
 
-struct mmap_rec {
-	struct pmc_event_header h;
-	__u32 pid, tid;
-	__u64 addr, len, pgoff;
-	char filename[];
-};
-
-struct comm_rec {
-	struct pmc_event_header h;
-	__u32 pid, tid;
-	char comm[];
-};
-
-struct lost_rec {
-	struct pmc_event_header h;
-	__u64 id;
-	__u64 lost;
-};
-
 static size_t rb_len(unsigned int data_pages)
 {
 	return (1 + (size_t)data_pages) * page_size();

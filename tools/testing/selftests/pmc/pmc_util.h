@@ -63,6 +63,25 @@
 	}								\
 } while (0)
 
+/* The non-sample records, as <linux/pmc.h> describes them. */
+struct mmap_rec {
+	struct pmc_event_header h;
+	__u32 pid, tid;
+	__u64 addr, len, pgoff;
+	char filename[];
+};
+
+struct comm_rec {
+	struct pmc_event_header h;
+	__u32 pid, tid;
+	char comm[];
+};
+struct lost_rec {
+	struct pmc_event_header h;
+	__u64 id;
+	__u64 lost;
+};
+
 static inline int sys_pmc_open(struct pmc_attr *attr, pid_t pid, int cpu,
 			       int group_fd, unsigned long flags)
 {
