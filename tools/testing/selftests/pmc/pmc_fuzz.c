@@ -485,20 +485,18 @@ static void op_misc(struct worker *w)
 	logf_op(w, "misc fd %d = %d", pfd.fd, ret);
 }
 
+/* The operations, weighted by repetition. */
+static void (*const ops[])(struct worker *w) = {
+	op_open, op_open, op_read, op_ioctl, op_mmap, op_map_change,
+	op_close, op_misc, op_misc, op_misc,
+};
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 
 	while (!stop && w->ops < max_ops / nr_threads) {
-		switch (below(w, 10)) {
-		case 0: case 1: op_open(w); break;
-		case 2: op_read(w); break;
-		case 3: op_ioctl(w); break;
-		case 4: op_mmap(w); break;
-		case 5: op_map_change(w); break;
-		case 6: op_close(w); break;
-		default: op_misc(w); break;
-		}
+		ops[below(w, ARRAY_SIZE(ops))](w);
 		w->ops++;
 		if (!(w->ops & 63) && monotonic_ns() > deadline_ns)
 			stop = 1;
@@ -533,11 +531,21 @@ int main(int argc, char **argv)
 	seed = monotonic_ns() ^ getpid();
 	while ((opt = getopt(argc, argv, "s:n:t:j:u")) != -1) {
 		switch (opt) {
-		case 's': seed = strtoull(optarg, NULL, 0); break;
-		case 'n': max_ops = strtoul(optarg, NULL, 0); break;
-		case 't': secs = strtoul(optarg, NULL, 0); break;
-		case 'j': nr_threads = strtoul(optarg, NULL, 0); break;
-		case 'u': unprivileged = true; break;
+		case 's':
+			seed = strtoull(optarg, NULL, 0);
+			break;
+		case 'n':
+			max_ops = strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			secs = strtoul(optarg, NULL, 0);
+			break;
+		case 'j':
+			nr_threads = strtoul(optarg, NULL, 0);
+			break;
+		case 'u':
+			unprivileged = true;
+			break;
 		default:
 			fprintf(stderr, "usage: %s [-s SEED] [-n OPS] [-t SECONDS] [-j THREADS] [-u]\n",
 				argv[0]);

@@ -358,12 +358,13 @@ TEST_F(priv, plain_exec_keeps_counting)
 }
 
 /* Rings through many fds: never past pmc_mlock_kb with no rlimit. */
-static int many_fds_child(void *arg __attribute__((unused)))
+static int many_fds_child(void *arg)
 {
 	struct rlimit none = { 0, 0 };
 	int fds[64], nr, i, j, err = 0;
 	void *maps[64];
 
+	(void)arg;
 	CHILD_CHECK(!setrlimit(RLIMIT_MEMLOCK, &none), "%s", strerror(errno));
 	for (j = 0; j < 2; j++) {
 		for (nr = 0; nr < 64; nr++) {
@@ -402,7 +403,7 @@ TEST_F(priv, mlock_many_fds)
  * the live buffer, and a second full-size ring does not fit until it is
  * gone. Partial unmaps fail and leave the ring whole.
  */
-static int vma_copies_child(void *arg __attribute__((unused)))
+static int vma_copies_child(void *arg)
 {
 	size_t len = (1 + RING_PAGES) * page_size(), pg = page_size();
 	struct rlimit none = { 0, 0 };
@@ -411,6 +412,7 @@ static int vma_copies_child(void *arg __attribute__((unused)))
 	void *base, *moved, *p;
 	__u64 head;
 
+	(void)arg;
 	CHILD_CHECK(!setrlimit(RLIMIT_MEMLOCK, &none), "%s", strerror(errno));
 	fd = sampler_open(0, 0);
 	CHILD_CHECK(fd >= 0, "%s", strerror(errno));
@@ -479,7 +481,7 @@ TEST_F(priv, vma_copies_keep_charge)
  * MADV_DOFORK: the child's copy of the mapping keeps the buffer after
  * the parent unmaps it, and sees the parent's new samples.
  */
-static int dofork_child(void *arg __attribute__((unused)))
+static int dofork_child(void *arg)
 {
 	size_t len = 17 * page_size();
 	int fd, pipefd[2], status;
@@ -488,6 +490,7 @@ static int dofork_child(void *arg __attribute__((unused)))
 	pid_t pid;
 	char c;
 
+	(void)arg;
 	fd = sampler_open(0, 0);
 	CHILD_CHECK(fd >= 0, "%s", strerror(errno));
 	base = ring_map(fd, 16);
