@@ -35,7 +35,7 @@ tools-fast tools-debug: tools-%: kernel-%
 	@$(SCRIPTS)/build-tools $*
 
 run: tools-fast
-	@PMC_KERNEL=fast $(SCRIPTS)/vm-run --add $(BUILD)/tools-fast/pmc-stat \
+	@PMC_KERNEL=fast $(SCRIPTS)/vm-run --quiet --add $(BUILD)/tools-fast/pmc-stat \
 		--add $(BUILD)/tools-fast/pmc-record \
 		--add $(BUILD)/tools-fast/pmc-report \
 		--add $(SCRIPTS)/guest/demo -- demo

@@ -71,6 +71,13 @@ struct pmc_pmu {
 	int (*validate_group)(struct pmc_counter *leader,	/* optional */
 			      struct pmc_counter *counter);
 	u64 (*sample_read)(struct pmc_counter *counter);	/* optional */
+	/*
+	 * Optional, from the overflow's context (NMI included), on the
+	 * counter's CPU: @counter was throttled. The backend keeps its
+	 * interrupts rare, and calls pmc_unthrottle() at a later tick.
+	 * Without it, the next overflow after the tick unthrottles.
+	 */
+	void (*throttle)(struct pmc_counter *counter);
 };
 
 struct pmc_counter {
@@ -105,6 +112,13 @@ struct pmc_counter {
 
 	/* Overflow interrupts taken (sampling counters). */
 	atomic64_t overflows;
+	/*
+	 * Throttling (throttle.c): set by the overflow path in any context,
+	 * NMI included, cleared by pmc_unthrottle(); cmpxchg() decides
+	 * which of them logs the record.
+	 */
+	int throttled;
+	unsigned long throttle_tick;	/* jiffies when throttled */
 
 	/*
 	 * Sampling (ring_buffer.c, sample.c). rb is set and cleared under
@@ -182,6 +196,7 @@ static inline struct pmc_counter *pmc_group_next(struct pmc_counter *leader,
 void pmc_register_hw_pmu(const struct pmc_pmu *pmu);
 void pmc_counter_overflow(struct pmc_counter *counter, struct pt_regs *regs,
 			  u64 addr);
+void pmc_unthrottle(struct pmc_counter *counter);
 
 /*
  * Records for sampling counters, from mm and exec: for the counters of

@@ -609,6 +609,14 @@ static struct ctl_table pmc_sysctls[] = {
 		.extra1		= SYSCTL_ONE,
 		.extra2		= SYSCTL_ONE_THOUSAND,
 	},
+	{
+		.procname	= "pmc_max_sample_rate",
+		.data		= &sysctl_pmc_max_sample_rate,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ONE,
+	},
 };
 
 static int __init pmc_init(void)

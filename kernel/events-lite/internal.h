@@ -152,6 +152,10 @@ void pmc_sample_init(struct pmc_counter *counter);
 void pmc_sample_destroy(struct pmc_counter *counter);
 int pmc_refresh(struct pmc_counter *counter, unsigned long nr);
 
+/* throttle.c */
+extern int sysctl_pmc_max_sample_rate;
+bool pmc_throttle_sample(struct pmc_counter *counter);
+
 /* software.c */
 extern const struct pmc_pmu pmc_sw_pmu;
 

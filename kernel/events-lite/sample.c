@@ -186,8 +186,9 @@ lost:
 #define PMC_REFRESH_OFF		-1
 
 /*
- * An overflow of a sampling counter: write a sample, and count down a
- * REFRESH budget. Any context, NMI included.
+ * An overflow of a sampling counter: write a sample unless the CPU's
+ * sample budget is spent (throttle.c), and count down a REFRESH budget.
+ * Any context, NMI included.
  */
 void pmc_counter_overflow(struct pmc_counter *counter, struct pt_regs *regs,
 			  u64 addr)
@@ -195,6 +196,8 @@ void pmc_counter_overflow(struct pmc_counter *counter, struct pt_regs *regs,
 	int left;
 
 	atomic64_inc(&counter->overflows);
+	if (!pmc_throttle_sample(counter))
+		return;
 	if (atomic_read(&counter->refresh_left) != PMC_REFRESH_OFF) {
 		left = atomic_dec_if_positive(&counter->refresh_left);
 		if (left < 0)

@@ -40,6 +40,20 @@ static bool pmc_sw_is_clock(struct pmc_counter *counter)
 	return id == PMC_SW_CPU_CLOCK || id == PMC_SW_TASK_CLOCK;
 }
 
+/*
+ * cpu-clock counts local_clock(). task-clock counts its context's time,
+ * the clock of time_enabled and time_running: sampled by one update at
+ * the start of each operation on the context, so a read() sees
+ * task-clock == time_running exactly for a counter that was never left
+ * out, however long the operation was stalled after that update.
+ */
+static u64 pmc_sw_clock_now(struct pmc_counter *counter)
+{
+	if (PMC_CONFIG_ID(counter->attr.config) == PMC_SW_TASK_CLOCK)
+		return counter->ctx->time;
+	return local_clock();
+}
+
 /* A clock's period, in ns; shorter ones would only flood the CPU. */
 static ktime_t pmc_sw_clock_period(struct pmc_counter *counter)
 {
@@ -53,7 +67,10 @@ static enum hrtimer_restart pmc_sw_clock_tick(struct hrtimer *timer)
 						   sample_timer);
 
 	pmc_counter_overflow(counter, get_irq_regs(), 0);
-	hrtimer_forward_now(timer, pmc_sw_clock_period(counter));
+	/* Throttled: look again at the next tick, when it may sample. */
+	hrtimer_forward_now(timer, READ_ONCE(counter->throttled) ?
+			    ns_to_ktime(TICK_NSEC) :
+			    pmc_sw_clock_period(counter));
 	return HRTIMER_RESTART;
 }
 
@@ -74,7 +91,7 @@ static int pmc_sw_add(struct pmc_counter *counter)
 	u64 id = PMC_CONFIG_ID(counter->attr.config);
 
 	if (pmc_sw_is_clock(counter)) {
-		counter->clock_start = local_clock();
+		counter->clock_start = pmc_sw_clock_now(counter);
 		if (counter->attr.irq_period)
 			hrtimer_start(&counter->sample_timer,
 				      pmc_sw_clock_period(counter),
@@ -92,7 +109,7 @@ static void pmc_sw_read(struct pmc_counter *counter)
 
 	if (!pmc_sw_is_clock(counter))
 		return;
-	now = local_clock();
+	now = pmc_sw_clock_now(counter);
 	start = counter->clock_start;
 	counter->clock_start = now;
 	if (now > start)
@@ -110,16 +127,26 @@ static void pmc_sw_del(struct pmc_counter *counter)
 	}
 }
 
-/* Clocks count while active: add the time since add() or the last read. */
+/*
+ * Clocks count while active: add the time since add() or the last read.
+ * In an NMI that interrupted pmc_ctx_update_time(), task-clock may see
+ * the context's time and timestamp from different updates: a sample can
+ * be off by that much, a read() never is.
+ */
 static u64 pmc_sw_sample_read(struct pmc_counter *counter)
 {
 	u64 count = local64_read(&counter->count), start, now;
+	struct pmc_context *ctx = counter->ctx;
 
 	if (!pmc_sw_is_clock(counter))
 		return count;
 	start = READ_ONCE(counter->clock_start);
-	now = local_clock();
-	return now > start ? count + now - start : count;
+	if (PMC_CONFIG_ID(counter->attr.config) == PMC_SW_TASK_CLOCK)
+		now = READ_ONCE(ctx->time) + local_clock() -
+		      READ_ONCE(ctx->timestamp);
+	else
+		now = local_clock();
+	return (s64)(now - start) > 0 ? count + now - start : count;
 }
 
 static void pmc_sw_destroy(struct pmc_counter *counter)

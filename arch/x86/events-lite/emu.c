@@ -2,27 +2,44 @@
 /*
  * events-lite emulated PMU: a TEST MODEL, not hardware.
  *
- * Booted with pmc_emu=p6|k7|fam15h|fam17h, the x86 driver talks to this
- * file instead of rdmsr/wrmsr. It models the register file of the chosen
- * family: its counter count and width, P6's shared enable bit in
- * EVNTSEL0, and 32-bit sign-extended counter writes. An enabled counter
- * (EN, and USR or OS set) advances with local_clock() at a fixed rate
- * per event, so a workload's true count is known: cycles run at 1 GHz,
- * instructions at 0.5 per ns, and so on (pmc_emu_rate). A per-CPU
- * hrtimer fires when the next interrupt-enabled counter wraps and raises
- * the overflow interrupt as a real self-NMI, so the driver's NMI handler
- * runs unchanged.
+ * Booted with pmc_emu=CPU (p6, k7, fam15h, fam17h, archperf, zen4), the
+ * x86 driver derives its model from that CPU's CPUID description, as on
+ * hardware, and talks to this file instead of rdmsr/wrmsr. It models
+ * the register file of the model: its counter count and width, P6's
+ * shared enable bit in EVNTSEL0, 32-bit sign-extended counter writes,
+ * and the global control, status and acknowledge registers of Intel
+ * arch-perfmon v2+ and AMD PerfMonV2. An enabled counter (EN, USR or
+ * OS, and its global enable bit where there is one) advances with
+ * local_clock() at a fixed rate per event, so a workload's true count
+ * is known: cycles run at 1 GHz, instructions at 0.5 per ns, and so on
+ * (pmc_emu_rate). A per-CPU hrtimer fires when the next
+ * interrupt-enabled counter wraps, sets its global status bit and
+ * raises the overflow interrupt as a real self-NMI, so the driver's NMI
+ * handler runs unchanged.
+ *
+ * Parameters (/sys/module/pmc_emu/parameters/, or pmc_emu.NAME= at
+ * boot), for tests:
+ *  min_ns	the shortest time between two overflow interrupts
+ *		(default 10 us); lower gives interrupt storms.
+ *  late_pmis	hold this many overflow interrupts until software stops
+ *		the counter that overflowed, then raise them: the late
+ *		PMI that hardware delivers when a counter is stopped while
+ *		its interrupt is in flight. Counts down as they are raised.
+ *
+ * A CPU that goes down loses its PMU state, and one that comes up finds
+ * every register 0, global enables included, as firmware leaves them.
  *
  * State is per CPU and touched on its CPU only: with IRQs off by the
- * driver and the hrtimer, and by the NMI that the hrtimer raises at its
- * very end. That NMI is the only one the model expects while it runs,
- * so it finds the state consistent; in NMI context reads do not advance
- * time and writes do not touch the hrtimer.
+ * driver, the hrtimer and CPU hotplug, and by the NMIs that the model
+ * raises at the very end of those. So the NMI handler finds the state
+ * consistent; in NMI context reads do not advance time and writes do
+ * not touch the hrtimer.
  */
 #define pr_fmt(fmt) "events-lite emu: " fmt
 
 #include <linux/hrtimer.h>
 #include <linux/math64.h>
+#include <linux/moduleparam.h>
 #include <linux/nmi.h>
 #include <linux/percpu.h>
 #include <linux/pmc.h>
@@ -31,6 +48,9 @@
 #include <asm/irq_regs.h>
 
 #include "pmc_x86.h"
+
+#undef MODULE_PARAM_PREFIX
+#define MODULE_PARAM_PREFIX "pmc_emu."
 
 /* Events per microsecond of counting, by generic event. */
 static const u32 pmc_emu_rate[PMC_HW_MAX] = {
@@ -45,16 +65,38 @@ static const u32 pmc_emu_rate[PMC_HW_MAX] = {
 
 #define PMC_EMU_RAW_RATE	100	/* any other event select */
 
-#define PMC_EMU_MIN_NS		(10 * NSEC_PER_USEC)
 #define PMC_EMU_MAX_NS		(10 * NSEC_PER_MSEC)
+#define PMC_EMU_FLOOR_NS	100
+
+static unsigned int pmc_emu_min_ns = 10 * NSEC_PER_USEC;
+static int pmc_emu_late_pmis;
+
+static int pmc_emu_set_min_ns(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, PMC_EMU_FLOOR_NS, PMC_EMU_MAX_NS);
+}
+
+static const struct kernel_param_ops pmc_emu_min_ns_ops = {
+	.set	= pmc_emu_set_min_ns,
+	.get	= param_get_uint,
+};
+
+module_param_cb(min_ns, &pmc_emu_min_ns_ops, &pmc_emu_min_ns, 0644);
+MODULE_PARM_DESC(min_ns, "shortest time between overflow interrupts (ns)");
+module_param_named(late_pmis, pmc_emu_late_pmis, int, 0644);
+MODULE_PARM_DESC(late_pmis, "overflow interrupts to raise only after their counter stops");
 
 struct pmc_emu_cpu {
 	u64 sel[PMC_X86_MAX_COUNTERS];
 	u64 ctr[PMC_X86_MAX_COUNTERS];
 	u64 frac[PMC_X86_MAX_COUNTERS];	/* events * 1000 not yet counted */
+	u64 global_ctrl;
+	u64 global_status;
 	u64 last;			/* local_clock() of the last advance */
-	bool nmi_pending;		/* raised an NMI, not yet claimed */
-	bool have_regs;			/* regs below are for that NMI */
+	bool online;			/* between cpu_starting and cpu_dying */
+	bool nmi_pending;		/* a wrap wants an interrupt */
+	unsigned long held;		/* counters whose interrupt is held */
+	bool have_regs;			/* regs below are for the last NMI */
 	struct pt_regs regs;		/* what the tick interrupted */
 	struct hrtimer timer;
 };
@@ -77,8 +119,11 @@ static u32 pmc_emu_rate_of(u64 sel)
 
 static bool pmc_emu_counting(struct pmc_emu_cpu *e, int idx)
 {
-	u64 en = pmc_emu_model->en_only_in_sel0 ? e->sel[0] : e->sel[idx];
+	const struct pmc_x86_model *model = pmc_emu_model;
+	u64 en = model->en_only_in_sel0 ? e->sel[0] : e->sel[idx];
 
+	if (model->global_ctrl && !(e->global_ctrl & BIT_ULL(idx)))
+		return false;
 	return en & PMC_X86_SEL_EN &&
 	       e->sel[idx] & (PMC_X86_SEL_USR | PMC_X86_SEL_OS);
 }
@@ -88,7 +133,7 @@ static void pmc_emu_advance(struct pmc_emu_cpu *e)
 {
 	const struct pmc_x86_model *model = pmc_emu_model;
 	u64 limit = BIT_ULL(model->width), now = local_clock();
-	u64 dt = now > e->last ? now - e->last : 0, events;
+	u64 dt = now > e->last ? now - e->last : 0, events, old, new;
 	int idx;
 
 	e->last = now;
@@ -98,10 +143,21 @@ static void pmc_emu_advance(struct pmc_emu_cpu *e)
 		events = dt * pmc_emu_rate_of(e->sel[idx]) + e->frac[idx];
 		e->frac[idx] = events % 1000;
 		events /= 1000;
-		if (e->ctr[idx] + events >= limit &&
-		    e->sel[idx] & PMC_X86_SEL_INT)
+		/*
+		 * An add, as hardware's increment: an overflow NMI that
+		 * lands here reads the counter without these events and
+		 * writes the next period, and the events go on top of
+		 * that. A plain store would put back the old period and
+		 * count it twice.
+		 */
+		do {
+			old = READ_ONCE(e->ctr[idx]);
+			new = (old + events) & (limit - 1);
+		} while (cmpxchg64(&e->ctr[idx], old, new) != old);
+		if (old + events >= limit && e->sel[idx] & PMC_X86_SEL_INT) {
 			e->nmi_pending = true;
-		e->ctr[idx] = (e->ctr[idx] + events) & (limit - 1);
+			e->global_status |= BIT_ULL(idx);
+		}
 	}
 }
 
@@ -123,7 +179,8 @@ static u64 pmc_emu_next_wrap(struct pmc_emu_cpu *e)
 		if (!best || ns < best)
 			best = ns;
 	}
-	return best ? clamp_t(u64, best, PMC_EMU_MIN_NS, PMC_EMU_MAX_NS) : 0;
+	return best ? clamp_t(u64, best, READ_ONCE(pmc_emu_min_ns),
+			      PMC_EMU_MAX_NS) : 0;
 }
 
 /*
@@ -137,7 +194,15 @@ static void pmc_emu_arm(struct pmc_emu_cpu *e)
 	u64 ns = pmc_emu_next_wrap(e);
 	ktime_t when;
 
-	if (!ns)
+	/*
+	 * A wrap that a read or write found, outside the tick, interrupts
+	 * as soon as IRQs are on, as hardware's would at once: not at a
+	 * tick queued for later, when the driver has long forgotten the
+	 * counter and would take the NMI for an unknown one.
+	 */
+	if (e->nmi_pending && !e->held)
+		ns = 1;
+	if (!ns || !e->online)
 		return;
 	when = ktime_add_ns(ktime_get(), ns);
 	if (hrtimer_is_queued(&e->timer) &&
@@ -146,23 +211,47 @@ static void pmc_emu_arm(struct pmc_emu_cpu *e)
 	hrtimer_start(&e->timer, when, HRTIMER_MODE_ABS_PINNED_HARD);
 }
 
+/* Raise the overflow interrupt, as the LVTPC would: a self-NMI. */
+static void pmc_emu_raise(struct pmc_emu_cpu *e)
+{
+	e->nmi_pending = false;
+	__apic_send_IPI(smp_processor_id(), NMI_VECTOR);
+}
+
+/*
+ * While late_pmis lasts, hold the interrupt of every counting counter
+ * that wrapped, until software stops one of them. True if any is held.
+ */
+static bool pmc_emu_hold(struct pmc_emu_cpu *e)
+{
+	int left = READ_ONCE(pmc_emu_late_pmis);
+	int idx;
+
+	if (left <= 0)
+		return false;
+	for (idx = 0; idx < pmc_emu_model->nr_counters; idx++)
+		if (pmc_emu_counting(e, idx) && e->sel[idx] & PMC_X86_SEL_INT &&
+		    !(e->ctr[idx] & BIT_ULL(pmc_emu_model->width - 1)))
+			e->held |= BIT(idx);
+	return e->held;
+}
+
 static enum hrtimer_restart pmc_emu_tick(struct hrtimer *timer)
 {
 	struct pmc_emu_cpu *e = container_of(timer, struct pmc_emu_cpu, timer);
-	u64 ns;
+	u64 ns, min_ns = READ_ONCE(pmc_emu_min_ns);
 
 	pmc_emu_advance(e);
 	ns = pmc_emu_next_wrap(e);
-	if (e->nmi_pending) {
+	if (e->nmi_pending && !e->held && !pmc_emu_hold(e)) {
 		struct pt_regs *regs = get_irq_regs();
 
 		/* The overflow "happened" where the tick came in. */
 		e->have_regs = regs;
 		if (regs)
 			e->regs = *regs;
-		/* The overflow interrupt, delivered like the LVTPC's. */
-		__apic_send_IPI(smp_processor_id(), NMI_VECTOR);
-		ns = ns ? min_t(u64, ns, PMC_EMU_MIN_NS) : PMC_EMU_MIN_NS;
+		pmc_emu_raise(e);
+		ns = ns ? min_t(u64, ns, min_ns) : min_ns;
 	}
 	if (!ns)
 		return HRTIMER_NORESTART;
@@ -170,8 +259,31 @@ static enum hrtimer_restart pmc_emu_tick(struct hrtimer *timer)
 	return HRTIMER_RESTART;
 }
 
-/* Which register @msr is: 0 event select, 1 counter; -1 none. */
-static int pmc_emu_decode(u32 msr, int *idx)
+/*
+ * Software stopped a counter whose interrupt the model holds: raise it
+ * now, after the stop, as a PMI that was in flight would arrive.
+ */
+static void pmc_emu_release_held(struct pmc_emu_cpu *e)
+{
+	int idx;
+
+	for (idx = 0; idx < pmc_emu_model->nr_counters; idx++) {
+		if (!(e->held & BIT(idx)) || pmc_emu_counting(e, idx))
+			continue;
+		e->held = 0;
+		e->have_regs = false;
+		WRITE_ONCE(pmc_emu_late_pmis, READ_ONCE(pmc_emu_late_pmis) - 1);
+		pmc_emu_raise(e);
+		return;
+	}
+}
+
+/* Global registers, where the model has them. */
+enum pmc_emu_reg { PMC_EMU_NONE, PMC_EMU_SEL, PMC_EMU_CTR, PMC_EMU_GCTRL,
+		   PMC_EMU_GSTATUS, PMC_EMU_GACK };
+
+/* Which register @msr is, and for a counter's, which counter. */
+static enum pmc_emu_reg pmc_emu_decode(u32 msr, int *idx)
 {
 	const struct pmc_x86_model *model = pmc_emu_model;
 	int i;
@@ -179,62 +291,100 @@ static int pmc_emu_decode(u32 msr, int *idx)
 	for (i = 0; i < model->nr_counters; i++) {
 		*idx = i;
 		if (msr == pmc_x86_sel_msr(model, i))
-			return 0;
+			return PMC_EMU_SEL;
 		if (msr == pmc_x86_ctr_msr(model, i))
-			return 1;
+			return PMC_EMU_CTR;
 	}
-	return -1;
+	if (!model->global_ctrl)
+		return PMC_EMU_NONE;
+	if (msr == model->global_ctrl)
+		return PMC_EMU_GCTRL;
+	if (msr == model->global_status)
+		return PMC_EMU_GSTATUS;
+	if (msr == model->global_ack)
+		return PMC_EMU_GACK;
+	return PMC_EMU_NONE;
 }
 
 static int pmc_emu_read(u32 msr, u64 *val)
 {
 	struct pmc_emu_cpu *e = this_cpu_ptr(&pmc_emu_cpu);
-	int idx, kind = pmc_emu_decode(msr, &idx);
+	int idx;
 
-	if (kind < 0)
-		return -EIO;		/* rdmsr would #GP */
-	if (kind == 0) {
+	switch (pmc_emu_decode(msr, &idx)) {
+	case PMC_EMU_SEL:
 		*val = e->sel[idx];
 		return 0;
+	case PMC_EMU_CTR:
+		if (!in_nmi()) {
+			pmc_emu_advance(e);
+			if (e->nmi_pending)
+				pmc_emu_arm(e);
+		}
+		*val = e->ctr[idx];
+		return 0;
+	case PMC_EMU_GCTRL:
+		*val = e->global_ctrl;
+		return 0;
+	case PMC_EMU_GSTATUS:
+		if (!in_nmi())
+			pmc_emu_advance(e);
+		*val = e->global_status;
+		return 0;
+	case PMC_EMU_GACK:
+		*val = 0;	/* write-only on Intel; reads as 0 */
+		return 0;
+	default:
+		return -EIO;	/* rdmsr would #GP */
 	}
-	if (!in_nmi())
-		pmc_emu_advance(e);
-	*val = e->ctr[idx];
-	return 0;
 }
 
 static int pmc_emu_write(u32 msr, u64 val)
 {
 	const struct pmc_x86_model *model = pmc_emu_model;
 	struct pmc_emu_cpu *e = this_cpu_ptr(&pmc_emu_cpu);
-	int idx, kind = pmc_emu_decode(msr, &idx);
+	u64 counters = GENMASK_ULL(model->nr_counters - 1, 0);
+	int idx;
+	enum pmc_emu_reg reg = pmc_emu_decode(msr, &idx);
 
-	if (kind < 0)
-		return -EIO;
+	if (reg == PMC_EMU_NONE || reg == PMC_EMU_GSTATUS)
+		return -EIO;	/* wrmsr would #GP: status is read-only */
 	if (!in_nmi())
 		pmc_emu_advance(e);	/* count up to now under the old setting */
-	if (kind == 0) {
+	switch (reg) {
+	case PMC_EMU_SEL:
 		e->sel[idx] = val;
-	} else {
+		break;
+	case PMC_EMU_CTR:
 		if (model->write_sext32)
 			val = (u64)(s64)(s32)val;
 		e->ctr[idx] = val & GENMASK_ULL(model->width - 1, 0);
 		e->frac[idx] = 0;
+		break;
+	case PMC_EMU_GCTRL:
+		e->global_ctrl = val & counters;
+		break;
+	default:	/* PMC_EMU_GACK: write 1 to clear */
+		e->global_status &= ~val;
+		break;
 	}
-	/* Only an event select starts counting: only then can a wrap move up. */
-	if (kind == 0 && !in_nmi())
+	/*
+	 * Only an enable can bring a wrap closer, and the advance above may
+	 * have found one; a stop may end a hold.
+	 */
+	if (!in_nmi() && (reg == PMC_EMU_SEL || reg == PMC_EMU_GCTRL ||
+			  e->nmi_pending)) {
+		if (e->held)
+			pmc_emu_release_held(e);
 		pmc_emu_arm(e);
+	}
 	return 0;
 }
 
-static bool pmc_emu_nmi_claim(void)
+/* The overflow NMI is over: its registers are stale. */
+static void pmc_emu_nmi_end(void)
 {
-	struct pmc_emu_cpu *e = this_cpu_ptr(&pmc_emu_cpu);
-	bool pending = e->nmi_pending;
-
-	e->nmi_pending = false;
-	e->have_regs = false;
-	return pending;
+	this_cpu_ptr(&pmc_emu_cpu)->have_regs = false;
 }
 
 static struct pt_regs *pmc_emu_sample_regs(void)
@@ -244,11 +394,39 @@ static struct pt_regs *pmc_emu_sample_regs(void)
 	return e->have_regs ? &e->regs : NULL;
 }
 
+/* Power-up, IRQs off: every register reads 0, as firmware leaves it. */
+static void pmc_emu_cpu_starting(void)
+{
+	struct pmc_emu_cpu *e = this_cpu_ptr(&pmc_emu_cpu);
+
+	memset(e->sel, 0, sizeof(e->sel));
+	memset(e->ctr, 0, sizeof(e->ctr));
+	memset(e->frac, 0, sizeof(e->frac));
+	e->global_ctrl = 0;
+	e->global_status = 0;
+	e->nmi_pending = false;
+	e->held = 0;
+	e->have_regs = false;
+	e->last = local_clock();
+	e->online = true;
+}
+
+/* The CPU goes down, IRQs off: its timer must not move to another CPU. */
+static void pmc_emu_cpu_dying(void)
+{
+	struct pmc_emu_cpu *e = this_cpu_ptr(&pmc_emu_cpu);
+
+	e->online = false;
+	hrtimer_try_to_cancel(&e->timer);
+}
+
 static const struct pmc_x86_msr_ops pmc_emu_msr = {
 	.read		= pmc_emu_read,
 	.write		= pmc_emu_write,
-	.nmi_claim	= pmc_emu_nmi_claim,
+	.nmi_end	= pmc_emu_nmi_end,
 	.sample_regs	= pmc_emu_sample_regs,
+	.cpu_starting	= pmc_emu_cpu_starting,
+	.cpu_dying	= pmc_emu_cpu_dying,
 };
 
 const struct pmc_x86_msr_ops *

@@ -8,6 +8,7 @@
 #include <linux/bits.h>
 #include <linux/errno.h>
 #include <linux/pmc.h>
+#include <linux/processor.h>
 #include <linux/string.h>
 #include <asm/msr-index.h>
 
@@ -33,6 +34,7 @@ const struct pmc_x86_model pmc_x86_p6 = {
 	.name = "p6",
 	.nr_counters = 2,
 	.width = 40,
+	.min_period = 2,
 	.msr_stride = 1,
 	.en_only_in_sel0 = true,
 	.write_sext32 = true,
@@ -57,6 +59,7 @@ const struct pmc_x86_model pmc_x86_p6 = {
  */
 const struct pmc_x86_model pmc_x86_arch_template = {
 	.name = "intel-arch",
+	.min_period = 2,
 	.msr_stride = 1,
 	.write_sext32 = true,
 	.sel_base = MSR_ARCH_PERFMON_EVENTSEL0,
@@ -78,6 +81,7 @@ const struct pmc_x86_model pmc_x86_k7 = {
 	.name = "k7",
 	.nr_counters = 4,
 	.width = 48,
+	.min_period = 2,
 	.msr_stride = 1,
 	.sel_base = MSR_K7_EVNTSEL0,
 	.ctr_base = MSR_K7_PERFCTR0,
@@ -97,9 +101,11 @@ const struct pmc_x86_model pmc_x86_fam15h = {
 	.name = "fam15h",
 	.nr_counters = 6,
 	.width = 48,
+	.min_period = 2,
 	.msr_stride = 2,
 	.sel_base = MSR_F15H_PERF_CTL,
 	.ctr_base = MSR_F15H_PERF_CTR,
+	.amd_host_only = true,
 	.raw_mask = PMC_X86_RAW_MASK_AMD,
 	.event_map = {
 		[PMC_HW_CPU_CYCLES]		= SEL(0x76, 0x00),
@@ -116,9 +122,11 @@ const struct pmc_x86_model pmc_x86_fam17h = {
 	.name = "fam17h",
 	.nr_counters = 6,
 	.width = 48,
+	.min_period = 2,
 	.msr_stride = 2,
 	.sel_base = MSR_F15H_PERF_CTL,
 	.ctr_base = MSR_F15H_PERF_CTR,
+	.amd_host_only = true,
 	.raw_mask = PMC_X86_RAW_MASK_AMD,
 	.event_map = {
 		[PMC_HW_CPU_CYCLES]		= SEL(0x76, 0x00),
@@ -130,18 +138,117 @@ const struct pmc_x86_model pmc_x86_fam17h = {
 	},
 };
 
-static const struct pmc_x86_model *const pmc_x86_named_models[] = {
-	&pmc_x86_p6, &pmc_x86_k7, &pmc_x86_fam15h, &pmc_x86_fam17h,
+/*
+ * The CPUs pmc_emu= can stand in for, described as CPUID describes them:
+ * the driver derives the model from this, as on hardware.
+ */
+static const struct pmc_x86_cpu_desc pmc_x86_emu_cpus[] = {
+	{ .name = "p6", .vendor = X86_VENDOR_INTEL, .family = 6 },
+	{ .name = "k7", .vendor = X86_VENDOR_AMD, .family = 6 },
+	{ .name = "fam15h", .vendor = X86_VENDOR_AMD, .family = 0x15,
+	  .perfctr_core = true },
+	{ .name = "fam17h", .vendor = X86_VENDOR_AMD, .family = 0x17,
+	  .perfctr_core = true },
+	/* arch-perfmon v4: four 48-bit counters, all seven events */
+	{ .name = "archperf", .vendor = X86_VENDOR_INTEL, .family = 6,
+	  .arch_perfmon = true,
+	  .leaf_a_eax = 4 | 4 << 8 | 48 << 16 | 7 << 24 },
+	/* Zen 4: PerfMonV2 with six core counters */
+	{ .name = "zen4", .vendor = X86_VENDOR_AMD, .family = 0x19,
+	  .perfctr_core = true, .ext_22_eax = PMC_X86_AMD_PERFMON_V2,
+	  .ext_22_ebx = 6 },
 };
 
-const struct pmc_x86_model *pmc_x86_model_by_name(const char *name)
+const struct pmc_x86_cpu_desc *pmc_x86_emu_cpu(const char *name)
 {
 	int i;
 
-	for (i = 0; i < ARRAY_SIZE(pmc_x86_named_models); i++)
-		if (!strcmp(pmc_x86_named_models[i]->name, name))
-			return pmc_x86_named_models[i];
+	for (i = 0; i < ARRAY_SIZE(pmc_x86_emu_cpus); i++)
+		if (!strcmp(pmc_x86_emu_cpus[i].name, name))
+			return &pmc_x86_emu_cpus[i];
 	return NULL;
+}
+
+/* Intel architectural perfmon: counters, width and events from leaf 0xA. */
+static const struct pmc_x86_model *
+pmc_x86_arch_model(const struct pmc_x86_cpu_desc *cpu,
+		   struct pmc_x86_model *model)
+{
+	static const u8 unavailable_bit[PMC_HW_MAX] = {
+		[PMC_HW_CPU_CYCLES]		= 0,
+		[PMC_HW_INSTRUCTIONS]		= 1,
+		[PMC_HW_BUS_CYCLES]		= 2,
+		[PMC_HW_CACHE_REFERENCES]	= 3,
+		[PMC_HW_CACHE_MISSES]		= 4,
+		[PMC_HW_BRANCH_INSTRUCTIONS]	= 5,
+		[PMC_HW_BRANCH_MISSES]		= 6,
+	};
+	u32 eax = cpu->leaf_a_eax, version = eax & 0xff;
+	u32 bits = (eax >> 24) & 0xff;
+	int id;
+
+	if (!version || !((eax >> 8) & 0xff))
+		return NULL;
+	*model = pmc_x86_arch_template;
+	model->nr_counters = min_t(u32, (eax >> 8) & 0xff,
+				   PMC_X86_MAX_COUNTERS);
+	model->width = (eax >> 16) & 0xff;
+	for (id = 0; id < PMC_HW_MAX; id++)
+		if (unavailable_bit[id] >= bits ||
+		    cpu->leaf_a_ebx & BIT(unavailable_bit[id]))
+			model->event_map[id] = 0;
+	if (version >= 2) {
+		model->name = "intel-arch-v2+";
+		model->global_ctrl = MSR_CORE_PERF_GLOBAL_CTRL;
+		model->global_status = MSR_CORE_PERF_GLOBAL_STATUS;
+		model->global_ack = MSR_CORE_PERF_GLOBAL_OVF_CTRL;
+	}
+	return model;
+}
+
+/* AMD PerfMonV2 (Zen 4 on): family 17h events, global control. */
+static const struct pmc_x86_model *
+pmc_x86_amd_v2_model(const struct pmc_x86_cpu_desc *cpu,
+		     struct pmc_x86_model *model)
+{
+	u32 nr = PMC_X86_AMD_NR_COUNTERS(cpu->ext_22_ebx);
+
+	*model = pmc_x86_fam17h;
+	model->name = "amd-perfmon-v2";
+	model->nr_counters = min_t(u32, nr ?: 6, PMC_X86_MAX_COUNTERS);
+	model->global_ctrl = MSR_AMD64_PERF_CNTR_GLOBAL_CTL;
+	model->global_status = MSR_AMD64_PERF_CNTR_GLOBAL_STATUS;
+	model->global_ack = MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_CLR;
+	return model;
+}
+
+/*
+ * pmc_x86_model_for() - the model that drives @cpu, or NULL
+ *
+ * Models derived from CPUID values are built in @buf. Hybrid parts are
+ * the caller's to refuse: their core types differ in leaf 0xA.
+ */
+const struct pmc_x86_model *pmc_x86_model_for(const struct pmc_x86_cpu_desc *cpu,
+					      struct pmc_x86_model *buf)
+{
+	switch (cpu->vendor) {
+	case X86_VENDOR_INTEL:
+		if (cpu->arch_perfmon)
+			return pmc_x86_arch_model(cpu, buf);
+		return cpu->family == 6 ? &pmc_x86_p6 : NULL;
+	case X86_VENDOR_AMD:
+	case X86_VENDOR_HYGON:
+		if (cpu->family >= 0x17 &&
+		    cpu->ext_22_eax & PMC_X86_AMD_PERFMON_V2)
+			return pmc_x86_amd_v2_model(cpu, buf);
+		if (cpu->family >= 0x17)
+			return &pmc_x86_fam17h;
+		if (cpu->perfctr_core)
+			return &pmc_x86_fam15h;
+		return cpu->family >= 6 ? &pmc_x86_k7 : NULL;
+	default:
+		return NULL;
+	}
 }
 
 /*
@@ -252,6 +359,27 @@ u64 pmc_x86_max_period(const struct pmc_x86_model *model)
 	if (model->write_sext32)
 		return (1ULL << 31) - 1;
 	return (1ULL << (model->width - 1)) - 1;
+}
+
+/*
+ * The events to program for the next overflow, given the @left of the
+ * period (<= 0 once it ran out). A period that ran out more than once
+ * over starts afresh: one sample stands for the lost ones. A throttled
+ * counter gets the longest period, so that it interrupts rarely, and no
+ * counter gets less than the model's minimum.
+ */
+s64 pmc_x86_next_left(const struct pmc_x86_model *model, s64 left,
+		      s64 period, bool throttled)
+{
+	s64 max = pmc_x86_max_period(model);
+
+	if (throttled)
+		return max;
+	if (left <= -period)
+		left = period;
+	else if (left <= 0)
+		left += period;
+	return clamp_t(s64, left, model->min_period, max);
 }
 
 /* Events between two raw counter values, across at most one wrap. */

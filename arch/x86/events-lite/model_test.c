@@ -2,10 +2,13 @@
 /*
  * KUnit tests for the events-lite x86 models: event tables per family,
  * raw-event validation, constraint-aware counter assignment, counter
- * width and sign-extension arithmetic, and the P6 enable rule.
+ * width and sign-extension arithmetic, the P6 enable rule, the model
+ * each CPU description gets, and the period programmed after an overflow.
  */
 #include <kunit/test.h>
 #include <linux/pmc.h>
+#include <linux/processor.h>
+#include <asm/msr-index.h>
 
 #include "pmc_x86.h"
 
@@ -13,15 +16,10 @@
 
 static void pmc_x86_test_event_tables(struct kunit *test)
 {
-	const struct pmc_x86_model *p6 = pmc_x86_model_by_name("p6");
-	const struct pmc_x86_model *k7 = pmc_x86_model_by_name("k7");
-	const struct pmc_x86_model *zen = pmc_x86_model_by_name("fam17h");
+	const struct pmc_x86_model *p6 = &pmc_x86_p6;
+	const struct pmc_x86_model *k7 = &pmc_x86_k7;
+	const struct pmc_x86_model *zen = &pmc_x86_fam17h;
 	u64 sel;
-
-	KUNIT_ASSERT_NOT_NULL(test, p6);
-	KUNIT_ASSERT_NOT_NULL(test, k7);
-	KUNIT_ASSERT_NOT_NULL(test, zen);
-	KUNIT_EXPECT_NULL(test, pmc_x86_model_by_name("p4"));
 
 	KUNIT_EXPECT_EQ(test, p6->nr_counters, 2);
 	KUNIT_EXPECT_EQ(test, p6->width, 40);
@@ -53,8 +51,8 @@ static void pmc_x86_test_event_tables(struct kunit *test)
 
 static void pmc_x86_test_raw_events(struct kunit *test)
 {
-	const struct pmc_x86_model *p6 = pmc_x86_model_by_name("p6");
-	const struct pmc_x86_model *k7 = pmc_x86_model_by_name("k7");
+	const struct pmc_x86_model *p6 = &pmc_x86_p6;
+	const struct pmc_x86_model *k7 = &pmc_x86_k7;
 	u64 sel;
 
 	/* event, unit mask, edge, invert and counter mask are the user's */
@@ -86,7 +84,7 @@ static void pmc_x86_test_raw_events(struct kunit *test)
 
 static void pmc_x86_test_assign(struct kunit *test)
 {
-	const struct pmc_x86_model *p6 = pmc_x86_model_by_name("p6");
+	const struct pmc_x86_model *p6 = &pmc_x86_p6;
 	u32 masks[PMC_X86_MAX_COUNTERS];
 	int assign[PMC_X86_MAX_COUNTERS];
 
@@ -127,8 +125,8 @@ static void pmc_x86_test_assign(struct kunit *test)
 
 static void pmc_x86_test_width(struct kunit *test)
 {
-	const struct pmc_x86_model *p6 = pmc_x86_model_by_name("p6");
-	const struct pmc_x86_model *k7 = pmc_x86_model_by_name("k7");
+	const struct pmc_x86_model *p6 = &pmc_x86_p6;
+	const struct pmc_x86_model *k7 = &pmc_x86_k7;
 	u64 top40 = BIT_ULL(40) - 1;
 
 	KUNIT_EXPECT_EQ(test, pmc_x86_delta(p6, 100, 250), 150ULL);
@@ -146,8 +144,8 @@ static void pmc_x86_test_width(struct kunit *test)
 
 static void pmc_x86_test_p6_enable(struct kunit *test)
 {
-	const struct pmc_x86_model *p6 = pmc_x86_model_by_name("p6");
-	const struct pmc_x86_model *k7 = pmc_x86_model_by_name("k7");
+	const struct pmc_x86_model *p6 = &pmc_x86_p6;
+	const struct pmc_x86_model *k7 = &pmc_x86_k7;
 	u64 en = PMC_X86_SEL_EN;
 
 	/* Counter 1 alone still needs EVNTSEL0.EN, with counter 0 idle. */
@@ -162,12 +160,90 @@ static void pmc_x86_test_p6_enable(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pmc_x86_sel_value(k7, 0, 0, BIT(1)), 0ULL);
 }
 
+/* Each emulated CPU, described as CPUID would, gets the expected model. */
+static void pmc_x86_test_model_for(struct kunit *test)
+{
+	static const struct {
+		const char *cpu;
+		const char *model;
+		u8 nr_counters;
+		u32 global_ctrl;
+		u32 global_ack;
+	} cases[] = {
+		{ "p6", "p6", 2 },
+		{ "k7", "k7", 4 },
+		{ "fam15h", "fam15h", 6 },
+		{ "fam17h", "fam17h", 6 },
+		{ "archperf", "intel-arch-v2+", 4, MSR_CORE_PERF_GLOBAL_CTRL,
+		  MSR_CORE_PERF_GLOBAL_OVF_CTRL },
+		{ "zen4", "amd-perfmon-v2", 6, MSR_AMD64_PERF_CNTR_GLOBAL_CTL,
+		  MSR_AMD64_PERF_CNTR_GLOBAL_STATUS_CLR },
+	};
+	struct pmc_x86_cpu_desc v1 = {
+		.vendor = X86_VENDOR_INTEL, .family = 6, .arch_perfmon = true,
+		/* version 1, two 40-bit counters, no branch-miss event */
+		.leaf_a_eax = 1 | 2 << 8 | 40 << 16 | 7 << 24,
+		.leaf_a_ebx = BIT(6),
+	};
+	const struct pmc_x86_cpu_desc *cpu;
+	const struct pmc_x86_model *model;
+	struct pmc_x86_model buf;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		cpu = pmc_x86_emu_cpu(cases[i].cpu);
+		KUNIT_ASSERT_NOT_NULL(test, cpu);
+		model = pmc_x86_model_for(cpu, &buf);
+		KUNIT_ASSERT_NOT_NULL(test, model);
+		KUNIT_EXPECT_STREQ(test, model->name, cases[i].model);
+		KUNIT_EXPECT_EQ(test, model->nr_counters, cases[i].nr_counters);
+		KUNIT_EXPECT_EQ(test, model->width, 48 - 8 * !strcmp(cases[i].cpu, "p6"));
+		KUNIT_EXPECT_EQ(test, model->global_ctrl, cases[i].global_ctrl);
+		KUNIT_EXPECT_EQ(test, model->global_ack, cases[i].global_ack);
+	}
+	KUNIT_EXPECT_NULL(test, pmc_x86_emu_cpu("p4"));
+
+	/* Version 1 has no global control; unavailable events are gone. */
+	model = pmc_x86_model_for(&v1, &buf);
+	KUNIT_ASSERT_NOT_NULL(test, model);
+	KUNIT_EXPECT_EQ(test, model->nr_counters, 2);
+	KUNIT_EXPECT_EQ(test, model->global_ctrl, 0U);
+	KUNIT_EXPECT_EQ(test, model->event_map[PMC_HW_BRANCH_MISSES], 0ULL);
+	KUNIT_EXPECT_NE(test, model->event_map[PMC_HW_BRANCH_INSTRUCTIONS], 0ULL);
+	/* Leaf 0xA without counters, or a family we do not know: none. */
+	v1.leaf_a_eax = 2;
+	KUNIT_EXPECT_NULL(test, pmc_x86_model_for(&v1, &buf));
+	v1.arch_perfmon = false;
+	v1.family = 15;
+	KUNIT_EXPECT_NULL(test, pmc_x86_model_for(&v1, &buf));
+}
+
+/* The next period: carries the overshoot, honours the floor and throttle. */
+static void pmc_x86_test_next_left(struct kunit *test)
+{
+	struct pmc_x86_model m = pmc_x86_k7;
+	s64 max = pmc_x86_max_period(&m);
+
+	KUNIT_EXPECT_EQ(test, pmc_x86_next_left(&m, 500, 1000, false), 500);
+	/* ran out 10 events ago: the next overflow comes 10 events early */
+	KUNIT_EXPECT_EQ(test, pmc_x86_next_left(&m, -10, 1000, false), 990);
+	/* ran out more than a period ago: start afresh */
+	KUNIT_EXPECT_EQ(test, pmc_x86_next_left(&m, -5000, 1000, false), 1000);
+	KUNIT_EXPECT_EQ(test, pmc_x86_next_left(&m, 0, 1, false), 2);
+	KUNIT_EXPECT_EQ(test, pmc_x86_next_left(&m, 0, 1, true), max);
+	KUNIT_EXPECT_EQ(test, pmc_x86_next_left(&m, max + 5, max + 5, false), max);
+	m.min_period = 128;
+	KUNIT_EXPECT_EQ(test, pmc_x86_next_left(&m, 0, 1, false), 128);
+}
+
 static struct kunit_case pmc_x86_test_cases[] = {
 	KUNIT_CASE(pmc_x86_test_event_tables),
 	KUNIT_CASE(pmc_x86_test_raw_events),
 	KUNIT_CASE(pmc_x86_test_assign),
 	KUNIT_CASE(pmc_x86_test_width),
 	KUNIT_CASE(pmc_x86_test_p6_enable),
+	KUNIT_CASE(pmc_x86_test_model_for),
+	KUNIT_CASE(pmc_x86_test_next_left),
 	{}
 };
 
@@ -175,6 +251,7 @@ static struct kunit_suite pmc_x86_test_suite = {
 	.name = "pmc_x86",
 	.test_cases = pmc_x86_test_cases,
 };
+
 kunit_test_suite(pmc_x86_test_suite);
 
 MODULE_DESCRIPTION("KUnit tests for the events-lite x86 PMU models");

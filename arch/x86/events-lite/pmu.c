@@ -6,9 +6,21 @@
  *
  * Per-CPU state (struct pmc_x86_cpu) is changed only on its own CPU
  * with IRQs off: by add()/del(), called under a context lock from the
- * scheduler or from pmc_ctx_call(). The overflow NMI reads it at any
- * time, so add() publishes a slot only after programming the counter,
- * and del() unpublishes it before folding the last count.
+ * scheduler or from pmc_ctx_call(), and by the unthrottle hrtimer. The
+ * overflow NMI reads it at any time, so add() publishes a slot only
+ * after programming the counter, and del() unpublishes it before
+ * folding the last count.
+ *
+ * The driver picks its code paths from the model, which it derives from
+ * CPUID (or from the emulated CPU's description): PMUs with a global
+ * control and status register (Intel arch-perfmon v2+, AMD PerfMonV2)
+ * are stopped as a whole in the NMI and acknowledged until the status
+ * is clear; older ones are polled counter by counter.
+ *
+ * Each CPU is set up (event selects cleared, global enables set, LVTPC
+ * pointed at the NMI) from a CPU hotplug STARTING state, so that CPUs
+ * that come online later or after resume are set up too, before the
+ * core schedules counters on them.
  *
  * Counters are reserved through the perfctr reservation that x86 perf
  * and the NMI watchdog use (reserve_perfctr_nmi()), from the first
@@ -21,33 +33,52 @@
 
 #include <linux/bitops.h>
 #include <linux/cpufeature.h>
+#include <linux/cpuhotplug.h>
+#include <linux/hrtimer.h>
 #include <linux/init.h>
+#include <linux/irq_work.h>
+#include <linux/jiffies.h>
 #include <linux/mutex.h>
 #include <linux/nmi.h>
 #include <linux/percpu.h>
 #include <linux/pmc.h>
+#include <linux/processor.h>
 #include <linux/smp.h>
 #include <asm/apic.h>
 #include <asm/msr.h>
-#include <asm/processor.h>
 
 #include "pmc_x86.h"
+
+/*
+ * How long after a counter stopped, or an overflow was handled, an NMI
+ * that finds no overflowed counter is taken as that counter's late PMI
+ * (PMUs without a global status only; see pmc_x86_nmi()). In time, not
+ * ticks: a vCPU that the host stalls delivers its PMI many ticks late.
+ */
+#define PMC_X86_LATE_MS		100
+/* Rounds of a global status that keeps coming back, before giving up. */
+#define PMC_X86_MAX_NMI_LOOPS	100
 
 struct pmc_x86_cpu {
 	struct pmc_counter *slots[PMC_X86_MAX_COUNTERS];
 	unsigned long active;		/* published slots */
+	/* written by stop() and the NMI, read by the NMI; own CPU only */
+	unsigned long late_until;	/* jiffies */
+	struct irq_work throttle_work;	/* from the NMI: arm the timer */
+	struct hrtimer unthrottle_timer;	/* the next tick */
 };
 
 static DEFINE_PER_CPU(struct pmc_x86_cpu, pmc_x86_cpu);
 
 static const struct pmc_x86_model *pmc_x86_model __ro_after_init;
-static struct pmc_x86_model pmc_x86_arch_model __ro_after_init;
+static struct pmc_x86_model pmc_x86_cpuid_model __ro_after_init;
 static const struct pmc_x86_msr_ops *pmc_x86_msr __ro_after_init;
 static bool pmc_x86_emulated __ro_after_init;
 static char pmc_x86_emu_name[16] __initdata;
 
 static DEFINE_MUTEX(pmc_x86_reserve_mutex);
-static unsigned int pmc_x86_users;	/* pmc_x86_reserve_mutex */
+/* pmc_x86_reserve_mutex and the CPU hotplug lock; read by CPU hotplug */
+static unsigned int pmc_x86_users;
 
 static int __init pmc_x86_emu_param(char *str)
 {
@@ -103,27 +134,37 @@ static u64 pmc_x86_update(struct pmc_counter *counter)
 
 /*
  * Program the counter to overflow at the end of its period: write minus
- * the events left. Returns true when the period had run out.
+ * the events left.
  */
-static bool pmc_x86_set_period(struct pmc_counter *counter)
+static void pmc_x86_set_period(struct pmc_counter *counter)
 {
 	const struct pmc_x86_model *model = pmc_x86_model;
 	s64 left = local64_read(&counter->hw.period_left);
-	s64 period = counter->hw.period;
-	bool expired = left <= 0;
 	u64 val;
 
-	if (left <= -period)
-		left = period;
-	else if (left <= 0)
-		left += period;
-	left = clamp_t(s64, left, 2, pmc_x86_max_period(model));
+	left = pmc_x86_next_left(model, left, counter->hw.period,
+				 READ_ONCE(counter->throttled));
 	local64_set(&counter->hw.period_left, left);
 
 	val = -(u64)left & GENMASK_ULL(model->width - 1, 0);
 	local64_set(&counter->hw.prev_count, val);
 	pmc_x86_wr(pmc_x86_ctr_msr(model, counter->hw.idx), val);
-	return expired;
+}
+
+/*
+ * A counter must not count a KVM guest's execution for its host task. On
+ * AMD that is the HostOnly bit, but only with SVM on: with EFER.SVME
+ * clear, a HostOnly counter counts nothing. Intel needs KVM to switch
+ * GLOBAL_CTRL at VM entry, which it does for perf only.
+ */
+static u64 pmc_x86_host_only(void)
+{
+	u64 efer;
+
+	if (!pmc_x86_model->amd_host_only || pmc_x86_emulated ||
+	    rdmsrl_safe(MSR_EFER, &efer) || !(efer & EFER_SVME))
+		return 0;
+	return AMD64_EVENTSEL_HOSTONLY;
 }
 
 static void pmc_x86_write_sel(struct pmc_x86_cpu *cpuc, int idx)
@@ -133,7 +174,7 @@ static void pmc_x86_write_sel(struct pmc_x86_cpu *cpuc, int idx)
 	u64 sel = 0;
 
 	if (counter && test_bit(idx, &cpuc->active))
-		sel = counter->hw.sel;
+		sel = counter->hw.sel | pmc_x86_host_only();
 	pmc_x86_wr(pmc_x86_sel_msr(model, idx),
 		   pmc_x86_sel_value(model, idx, sel, cpuc->active));
 }
@@ -146,6 +187,14 @@ static void pmc_x86_write_sels(struct pmc_x86_cpu *cpuc, int idx)
 		pmc_x86_write_sel(cpuc, 0);
 }
 
+/* An NMI of this CPU that finds nothing soon is a late PMI: claim it. */
+static void pmc_x86_open_late_window(struct pmc_x86_cpu *cpuc)
+{
+	unsigned long until = jiffies + msecs_to_jiffies(PMC_X86_LATE_MS);
+
+	WRITE_ONCE(cpuc->late_until, until);
+}
+
 static void pmc_x86_start(struct pmc_x86_cpu *cpuc,
 			  struct pmc_counter *counter, int idx)
 {
@@ -155,12 +204,17 @@ static void pmc_x86_start(struct pmc_x86_cpu *cpuc,
 	barrier();		/* the NMI sees a programmed counter */
 	__set_bit(idx, &cpuc->active);
 	pmc_x86_write_sels(cpuc, idx);
+	/* Throttled elsewhere: this CPU's tick lets it sample again. */
+	if (READ_ONCE(counter->throttled))
+		irq_work_queue(&cpuc->throttle_work);
 }
 
 static void pmc_x86_stop(struct pmc_x86_cpu *cpuc, struct pmc_counter *counter)
 {
 	int idx = counter->hw.idx;
 
+	/* Its PMI may be in flight, and arrive to find it gone. */
+	pmc_x86_open_late_window(cpuc);
 	__clear_bit(idx, &cpuc->active);
 	pmc_x86_write_sels(cpuc, idx);
 	barrier();		/* the NMI is done with the slot */
@@ -263,10 +317,21 @@ static struct pt_regs *pmc_x86_sample_regs(struct pt_regs *regs)
 	return regs;
 }
 
-static int pmc_x86_nmi(unsigned int cmd, struct pt_regs *regs)
+/* An overflowed counter, in the NMI: sample, then the next period. */
+static void pmc_x86_overflow(struct pmc_counter *counter, struct pt_regs *regs)
+{
+	if (local64_read(&counter->hw.period_left) <= 0 &&
+	    counter->attr.irq_period)
+		pmc_counter_overflow(counter, pmc_x86_sample_regs(regs), 0);
+	/* after the overflow, which may have throttled the counter */
+	pmc_x86_set_period(counter);
+}
+
+/* No global status: counters start negative, the top bit clears on wrap. */
+static int pmc_x86_poll_counters(struct pmc_x86_cpu *cpuc,
+				 struct pt_regs *regs)
 {
 	const struct pmc_x86_model *model = pmc_x86_model;
-	struct pmc_x86_cpu *cpuc = this_cpu_ptr(&pmc_x86_cpu);
 	unsigned long active = READ_ONCE(cpuc->active);
 	struct pmc_counter *counter;
 	int idx, handled = 0;
@@ -275,41 +340,159 @@ static int pmc_x86_nmi(unsigned int cmd, struct pt_regs *regs)
 		counter = READ_ONCE(cpuc->slots[idx]);
 		if (!counter)
 			continue;
-		/* Counters start negative: the top bit clears on overflow. */
 		if (pmc_x86_update(counter) & BIT_ULL(model->width - 1))
 			continue;
 		handled++;
-		if (pmc_x86_set_period(counter) && counter->attr.irq_period)
-			pmc_counter_overflow(counter, pmc_x86_sample_regs(regs), 0);
+		pmc_x86_overflow(counter, regs);
 	}
-	if (pmc_x86_emulated) {
-		if (pmc_x86_msr->nmi_claim && pmc_x86_msr->nmi_claim())
-			handled++;
-	} else {
-		/* The local APIC masks LVTPC when it delivers a PMI. */
-		apic_write(APIC_LVTPC, APIC_DM_NMI);
-	}
-	return handled ? NMI_HANDLED : NMI_DONE;
+	return handled;
 }
 
+/*
+ * Global status: stop every counter, then acknowledge and handle the
+ * status bits until none is left, as new overflows may set more. A bit
+ * whose counter is gone is a late PMI: claimed, nothing to sample.
+ */
+static int pmc_x86_ack_status(struct pmc_x86_cpu *cpuc, struct pt_regs *regs)
+{
+	const struct pmc_x86_model *model = pmc_x86_model;
+	u64 all = GENMASK_ULL(model->nr_counters - 1, 0);
+	struct pmc_counter *counter;
+	unsigned long status;
+	int idx, loops = 0, handled = 0;
+
+	pmc_x86_wr(model->global_ctrl, 0);
+	while ((status = pmc_x86_rd(model->global_status) & all)) {
+		if (++loops > PMC_X86_MAX_NMI_LOOPS) {
+			pr_warn_once("overflow status %#lx stuck: cleared\n",
+				     status);
+			pmc_x86_wr(model->global_ack, all);
+			break;
+		}
+		pmc_x86_wr(model->global_ack, status);
+		for_each_set_bit(idx, &status, model->nr_counters) {
+			handled++;
+			counter = READ_ONCE(cpuc->slots[idx]);
+			if (!counter || !test_bit(idx, &cpuc->active))
+				continue;
+			pmc_x86_update(counter);
+			pmc_x86_overflow(counter, regs);
+		}
+	}
+	pmc_x86_wr(model->global_ctrl, all);
+	return handled;
+}
+
+/*
+ * Returns the overflows handled: more than one lets the NMI core swallow
+ * a back-to-back NMI that they had latched. Without a global status, a
+ * PMI of a counter that was stopped or moved while it was in flight
+ * finds nothing; one that comes within PMC_X86_LATE_MS of a stop or
+ * of a handled overflow is claimed too (AMD perf keeps a 100 ms window
+ * the same way), so that it does not become an unknown NMI (a panic with
+ * unknown_nmi_panic). That window also swallows unrelated unknown
+ * NMIs that come within it.
+ */
+static int pmc_x86_nmi(unsigned int cmd, struct pt_regs *regs)
+{
+	struct pmc_x86_cpu *cpuc = this_cpu_ptr(&pmc_x86_cpu);
+	int handled;
+
+	if (pmc_x86_model->global_status)
+		handled = pmc_x86_ack_status(cpuc, regs);
+	else
+		handled = pmc_x86_poll_counters(cpuc, regs);
+	if (pmc_x86_msr->nmi_end)
+		pmc_x86_msr->nmi_end();
+	if (!pmc_x86_emulated)	/* the APIC masks LVTPC when it delivers */
+		apic_write(APIC_LVTPC, APIC_DM_NMI);
+	if (handled) {
+		pmc_x86_open_late_window(cpuc);
+		return handled;
+	}
+	if (!pmc_x86_model->global_status &&
+	    time_before_eq(jiffies, READ_ONCE(cpuc->late_until)))
+		return NMI_HANDLED;
+	return NMI_DONE;
+}
+
+/*
+ * Throttling (kernel/events-lite/throttle.c): a throttled counter gets
+ * the longest period at its next set_period(), and at the next tick of
+ * its CPU this timer unthrottles it and restores its period. The NMI
+ * cannot start a timer: an irq_work does.
+ */
+static void pmc_x86_throttle(struct pmc_counter *counter)
+{
+	irq_work_queue(&this_cpu_ptr(&pmc_x86_cpu)->throttle_work);
+}
+
+static void pmc_x86_throttle_work(struct irq_work *work)
+{
+	struct pmc_x86_cpu *cpuc = container_of(work, struct pmc_x86_cpu,
+						throttle_work);
+
+	if (!hrtimer_is_queued(&cpuc->unthrottle_timer))
+		hrtimer_start(&cpuc->unthrottle_timer, ns_to_ktime(TICK_NSEC),
+			      HRTIMER_MODE_REL_PINNED_HARD);
+}
+
+static enum hrtimer_restart pmc_x86_unthrottle_tick(struct hrtimer *timer)
+{
+	struct pmc_x86_cpu *cpuc = container_of(timer, struct pmc_x86_cpu,
+						unthrottle_timer);
+	unsigned long active = cpuc->active;
+	struct pmc_counter *counter;
+	int idx;
+
+	for_each_set_bit(idx, &active, pmc_x86_model->nr_counters) {
+		counter = cpuc->slots[idx];
+		if (!READ_ONCE(counter->throttled))
+			continue;
+		pmc_x86_stop(cpuc, counter);
+		pmc_unthrottle(counter);
+		local64_set(&counter->hw.period_left, counter->hw.period);
+		pmc_x86_start(cpuc, counter, idx);
+	}
+	return HRTIMER_NORESTART;
+}
+
+/* IRQs off, on the CPU: no counter of ours is on it yet. */
 static void pmc_x86_cpu_setup(void *unused)
 {
 	const struct pmc_x86_model *model = pmc_x86_model;
+	u64 all = GENMASK_ULL(model->nr_counters - 1, 0);
 	int idx;
 
 	for (idx = 0; idx < model->nr_counters; idx++)
 		pmc_x86_wr(pmc_x86_sel_msr(model, idx), 0);
-	if (pmc_x86_emulated)
-		return;
-	/* Architectural perfmon v2+: the counters need their global enable. */
-	if (model == &pmc_x86_arch_model && (cpuid_eax(0xa) & 0xff) >= 2) {
-		u64 ctrl;
-
-		if (!rdmsrl_safe(MSR_CORE_PERF_GLOBAL_CTRL, &ctrl))
-			wrmsrl_safe(MSR_CORE_PERF_GLOBAL_CTRL, ctrl |
-				    GENMASK_ULL(model->nr_counters - 1, 0));
+	/* Firmware, or a CPU coming up, may leave the global enables clear. */
+	if (model->global_ctrl) {
+		pmc_x86_wr(model->global_ack, all);
+		pmc_x86_wr(model->global_ctrl, all);
 	}
-	apic_write(APIC_LVTPC, APIC_DM_NMI);
+	if (!pmc_x86_emulated)
+		apic_write(APIC_LVTPC, APIC_DM_NMI);
+}
+
+/* CPU hotplug STARTING: the CPU runs with IRQs off, before any counter. */
+static int pmc_x86_cpu_starting(unsigned int cpu)
+{
+	if (pmc_x86_msr->cpu_starting)
+		pmc_x86_msr->cpu_starting();
+	/* The counters are set up only while reserved from perf. */
+	if (READ_ONCE(pmc_x86_users))
+		pmc_x86_cpu_setup(NULL);
+	return 0;
+}
+
+/* CPU hotplug DYING: its counters are gone; its timer must not move. */
+static int pmc_x86_cpu_dying(unsigned int cpu)
+{
+	hrtimer_try_to_cancel(&this_cpu_ptr(&pmc_x86_cpu)->unthrottle_timer);
+	if (pmc_x86_msr->cpu_dying)
+		pmc_x86_msr->cpu_dying();
+	return 0;
 }
 
 static void pmc_x86_unreserve(int nr)
@@ -328,6 +511,8 @@ static int pmc_x86_reserve(void)
 	const struct pmc_x86_model *model = pmc_x86_model;
 	int ret = 0, idx;
 
+	/* No CPU comes up between the count and the setup of all CPUs. */
+	cpus_read_lock();
 	mutex_lock(&pmc_x86_reserve_mutex);
 	if (pmc_x86_users++)
 		goto out;
@@ -348,15 +533,18 @@ static int pmc_x86_reserve(void)
 	on_each_cpu(pmc_x86_cpu_setup, NULL, 1);
 out:
 	mutex_unlock(&pmc_x86_reserve_mutex);
+	cpus_read_unlock();
 	return ret;
 }
 
 static void pmc_x86_release(void)
 {
+	cpus_read_lock();
 	mutex_lock(&pmc_x86_reserve_mutex);
 	if (!--pmc_x86_users && !pmc_x86_emulated)
 		pmc_x86_unreserve(pmc_x86_model->nr_counters);
 	mutex_unlock(&pmc_x86_reserve_mutex);
+	cpus_read_unlock();
 }
 
 static int pmc_x86_init_counter(struct pmc_counter *counter)
@@ -394,57 +582,25 @@ static const struct pmc_pmu pmc_x86_pmu = {
 	.read		= pmc_x86_read,
 	.validate_group	= pmc_x86_validate_group,
 	.sample_read	= pmc_x86_sample_read,
+	.throttle	= pmc_x86_throttle,
 };
 
-/* Intel architectural perfmon: counter count, width and events from CPUID. */
-static const struct pmc_x86_model *pmc_x86_arch_detect(void)
-{
-	static const u8 unavailable_bit[PMC_HW_MAX] = {
-		[PMC_HW_CPU_CYCLES]		= 0,
-		[PMC_HW_INSTRUCTIONS]		= 1,
-		[PMC_HW_BUS_CYCLES]		= 2,
-		[PMC_HW_CACHE_REFERENCES]	= 3,
-		[PMC_HW_CACHE_MISSES]		= 4,
-		[PMC_HW_BRANCH_INSTRUCTIONS]	= 5,
-		[PMC_HW_BRANCH_MISSES]		= 6,
-	};
-	struct pmc_x86_model *model = &pmc_x86_arch_model;
-	unsigned int eax, ebx, ecx, edx, bits;
-	int id;
-
-	cpuid(0xa, &eax, &ebx, &ecx, &edx);
-	if (!(eax & 0xff) || !((eax >> 8) & 0xff))
-		return NULL;
-	*model = pmc_x86_arch_template;
-	model->nr_counters = min_t(unsigned int, (eax >> 8) & 0xff,
-				   PMC_X86_MAX_COUNTERS);
-	model->width = (eax >> 16) & 0xff;
-	bits = (eax >> 24) & 0xff;
-	for (id = 0; id < PMC_HW_MAX; id++)
-		if (unavailable_bit[id] >= bits || ebx & BIT(unavailable_bit[id]))
-			model->event_map[id] = 0;
-	return model;
-}
-
-static const struct pmc_x86_model *pmc_x86_detect(void)
+/* This CPU as CPUID describes its PMU. */
+static void __init pmc_x86_read_cpu(struct pmc_x86_cpu_desc *cpu)
 {
 	struct cpuinfo_x86 *c = &boot_cpu_data;
+	unsigned int ecx, edx;
 
-	switch (c->x86_vendor) {
-	case X86_VENDOR_INTEL:
-		if (boot_cpu_has(X86_FEATURE_ARCH_PERFMON))
-			return pmc_x86_arch_detect();
-		return c->x86 == 6 ? &pmc_x86_p6 : NULL;
-	case X86_VENDOR_AMD:
-	case X86_VENDOR_HYGON:
-		if (c->x86 >= 0x17)
-			return &pmc_x86_fam17h;
-		if (boot_cpu_has(X86_FEATURE_PERFCTR_CORE))
-			return &pmc_x86_fam15h;
-		return c->x86 >= 6 ? &pmc_x86_k7 : NULL;
-	default:
-		return NULL;
-	}
+	cpu->vendor = c->x86_vendor;
+	cpu->family = c->x86;
+	cpu->perfctr_core = boot_cpu_has(X86_FEATURE_PERFCTR_CORE);
+	cpu->arch_perfmon = boot_cpu_has(X86_FEATURE_ARCH_PERFMON);
+	cpu->hybrid = boot_cpu_has(X86_FEATURE_HYBRID_CPU);
+	if (cpu->arch_perfmon)
+		cpuid(0xa, &cpu->leaf_a_eax, &cpu->leaf_a_ebx, &ecx, &edx);
+	if (boot_cpu_has(X86_FEATURE_PERFMON_V2))
+		cpuid(0x80000022, &cpu->ext_22_eax, &cpu->ext_22_ebx,
+		      &ecx, &edx);
 }
 
 /*
@@ -472,27 +628,45 @@ static bool pmc_x86_probe(const struct pmc_x86_model *model)
 
 static int __init pmc_x86_init(void)
 {
+	const struct pmc_x86_cpu_desc *emu = NULL;
 	const struct pmc_x86_model *model;
+	struct pmc_x86_cpu_desc cpu = { };
+	int ret, i;
 
 	if (pmc_x86_emu_name[0]) {
-		model = pmc_x86_model_by_name(pmc_x86_emu_name);
-		if (!model) {
-			pr_err("pmc_emu=%s: unknown model (p6, k7, fam15h, fam17h)\n",
+		emu = pmc_x86_emu_cpu(pmc_x86_emu_name);
+		if (!emu) {
+			pr_err("pmc_emu=%s: unknown CPU (p6, k7, fam15h, fam17h, archperf, zen4)\n",
 			       pmc_x86_emu_name);
 			return 0;
 		}
+		if (!IS_ENABLED(CONFIG_PMC_X86_EMU)) {
+			pr_err("pmc_emu= needs CONFIG_PMC_X86_EMU\n");
+			return 0;
+		}
+	} else {
+		pmc_x86_read_cpu(&cpu);
+	}
+	if (!emu && cpu.hybrid) {
+		pr_info("hybrid CPU: its core types have different PMUs, which events-lite does not drive yet; hardware counters return ENODEV\n");
+		return 0;
+	}
+	model = pmc_x86_model_for(emu ?: &cpu, &pmc_x86_cpuid_model);
+	if (!model) {
+		pr_info("no known PMU: hardware counters return ENODEV\n");
+		return 0;
+	}
 #ifdef CONFIG_PMC_X86_EMU
+	if (emu) {
 		pmc_x86_msr = pmc_x86_emu_setup(model);
 		pmc_x86_emulated = true;
-		pr_info("EMULATED %s PMU, a test model, not hardware: %d counters, %d bits\n",
-			model->name, model->nr_counters, model->width);
-#else
-		pr_err("pmc_emu= needs CONFIG_PMC_X86_EMU\n");
-		return 0;
+		pr_info("EMULATED %s CPU, a test model, not hardware: %s PMU, %d counters, %d bits\n",
+			emu->name, model->name, model->nr_counters,
+			model->width);
+	}
 #endif
-	} else {
-		model = pmc_x86_detect();
-		if (!model || !pmc_x86_probe(model)) {
+	if (!emu) {
+		if (!pmc_x86_probe(model)) {
 			pr_info("no usable hardware PMU: hardware counters return ENODEV\n");
 			return 0;
 		}
@@ -501,6 +675,22 @@ static int __init pmc_x86_init(void)
 			model->nr_counters, model->width);
 	}
 	pmc_x86_model = model;
+	for_each_possible_cpu(i) {
+		struct pmc_x86_cpu *cpuc = per_cpu_ptr(&pmc_x86_cpu, i);
+
+		cpuc->throttle_work = IRQ_WORK_INIT_HARD(pmc_x86_throttle_work);
+		hrtimer_init(&cpuc->unthrottle_timer, CLOCK_MONOTONIC,
+			     HRTIMER_MODE_REL_PINNED_HARD);
+		cpuc->unthrottle_timer.function = pmc_x86_unthrottle_tick;
+	}
+	ret = cpuhp_setup_state(CPUHP_AP_PMC_X86_STARTING,
+				"x86/events-lite:starting",
+				pmc_x86_cpu_starting, pmc_x86_cpu_dying);
+	if (ret) {
+		pr_err("CPU hotplug state: %d; hardware counters return ENODEV\n",
+		       ret);
+		return 0;
+	}
 	register_nmi_handler(NMI_LOCAL, pmc_x86_nmi, 0, "pmc_lite");
 	pmc_register_hw_pmu(&pmc_x86_pmu);
 	return 0;

@@ -139,12 +139,20 @@ struct pmc_event_header {
  *	{ header; u32 pid, tid; char comm[]; }
  * PMC_EVENT_LOST:
  *	{ header; u64 id; u64 lost; }
+ * PMC_EVENT_THROTTLE, PMC_EVENT_UNTHROTTLE:
+ *	{ header; u64 id; u64 time; }
+ *	The counter took more overflow interrupts than
+ *	/proc/sys/kernel/pmc_max_sample_rate allows its CPU, and takes no
+ *	samples (it still counts) until UNTHROTTLE, at a later tick. time
+ *	is on the clock of PMC_RECORD_TIME.
  */
 enum pmc_event_type {
 	PMC_EVENT_MMAP		= 1,
 	PMC_EVENT_MUNMAP	= 2,
 	PMC_EVENT_COMM		= 3,
 	PMC_EVENT_LOST		= 4,
+	PMC_EVENT_THROTTLE	= 5,
+	PMC_EVENT_UNTHROTTLE	= 6,
 };
 
 #endif /* _UAPI_LINUX_PMC_H */

@@ -28,6 +28,7 @@
 
 #include "../kselftest_harness.h"
 #include "pmc_harness.h"
+#include "pmc_ring.h"
 
 #define SW(id)		PMC_CONFIG(PMC_TYPE_SOFTWARE, (id))
 
@@ -42,104 +43,6 @@
 
 #define load(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
 #define store(x, v)	__atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
-
-/*
- * The ring-buffer reader: records are copied out one at a time, since
- * they may wrap at the end of the data area.
- */
-struct ring {
-	void *base;
-	size_t len;
-	volatile struct pmc_mmap_page *up;
-	const char *data;
-	__u64 size;		/* bytes of data, a power of 2 */
-};
-
-union rec {
-	struct pmc_event_header h;
-	__u64 w[8192];
-	char b[65536];
-};
-
-/* Only the main thread of a test reads records. */
-static union rec rec;
-
-static void ring_map(struct __test_metadata *_metadata, struct ring *r,
-		     int fd, unsigned int data_pages, bool rw)
-{
-	r->len = (1 + (size_t)data_pages) * page_size();
-	r->base = mmap(NULL, r->len, PROT_READ | (rw ? PROT_WRITE : 0),
-		       MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, r->base) {
-		TH_LOG("mmap of 1+%u ring pages: %s", data_pages,
-		       strerror(errno));
-	}
-	r->up = r->base;
-	r->data = (const char *)r->base + page_size();
-	r->size = (__u64)data_pages * page_size();
-}
-
-static void ring_unmap(struct ring *r)
-{
-	munmap(r->base, r->len);
-}
-
-/* data_head; records below it may be read after this. */
-static __u64 ring_head(struct ring *r)
-{
-	__u64 head = r->up->data_head;
-
-	__sync_synchronize();
-	return head;
-}
-
-static void ring_set_tail(struct ring *r, __u64 tail)
-{
-	__sync_synchronize();
-	r->up->data_tail = tail;
-}
-
-/*
- * ring_next() - copy the record at *@pos, below @head, into rec
- *
- * Return: 1 with *@pos moved past it, 0 at @head, -1 if the record is
- * malformed (the reason in @err).
- */
-static int ring_next(const struct ring *r, __u64 *pos, __u64 head,
-		     char *err, size_t errlen)
-{
-	__u64 left = head - *pos, off = *pos & (r->size - 1), first;
-	unsigned int size;
-
-	if (!left)
-		return 0;
-	if (left > r->size || left < sizeof(rec.h) || off % 8) {
-		snprintf(err, errlen, "bad position %llu, head %llu, size %llu",
-			 (unsigned long long)*pos, (unsigned long long)head,
-			 (unsigned long long)r->size);
-		return -1;
-	}
-	/* 8-byte aligned and 8 bytes long: a header never wraps */
-	memcpy(&rec.h, r->data + off, sizeof(rec.h));
-	size = rec.h.size;
-	if (size < sizeof(rec.h) || size % 8 || size > left) {
-		snprintf(err, errlen,
-			 "bad record at %llu: type %u misc %#x size %u, %llu bytes left",
-			 (unsigned long long)*pos, rec.h.type, rec.h.misc, size,
-			 (unsigned long long)left);
-		return -1;
-	}
-	first = size < r->size - off ? size : r->size - off;
-	memcpy(rec.b, r->data + off, first);
-	memcpy(rec.b + first, r->data, size - first);
-	*pos += size;
-	return 1;
-}
-
-static bool is_sample(void)
-{
-	return rec.h.misc & PMC_EVENT_MISC_OVERFLOW;
-}
 
 /* Samples from @from to data_head, which must all be of @type. */
 static unsigned int ring_samples(struct __test_metadata *_metadata,
@@ -485,14 +388,18 @@ static void huge_period_run(struct __test_metadata *_metadata,
 	} else {
 		for (i = 0; i < nr; i++)
 			sched_yield();
-		/* yielding alone switches nothing on an idle CPU: sleep */
+		/*
+		 * Yielding alone switches nothing on an idle CPU: sleep. A
+		 * 100 us sleep under TCG can expire before it blocks, so
+		 * only half of them must switch.
+		 */
 		for (i = 0; i < 20; i++)
 			usleep(100);
 	}
 	elapsed = monotonic_ns() - start;
 	value = counter_value(_metadata, fd);
 
-	EXPECT_LE(id == PMC_SW_PAGE_FAULTS ? nr : 20, value) {
+	EXPECT_LE(id == PMC_SW_PAGE_FAULTS ? nr : 10, value) {
 		TH_LOG("event %u counted %llu", id, (unsigned long long)value);
 	}
 	EXPECT_EQ(0ULL, ring_head(&r)) TH_LOG("event %u: a sample was written", id);
@@ -624,14 +531,15 @@ TEST_F(hostile, inherit_enable)
 
 /*
  * 2c. An exiting child adds its count and times as one step: a reader
- * never sees a task-clock value ahead of its time_running. The window
+ * never sees a task-clock value ahead of its time_running. task-clock
+ * runs on the clock of time_running, so not even by a nanosecond (a
+ * host stall between two clock reads once made it 3 ms). The window
  * is a few instructions per exit, so after the child processes come
  * rounds of threads, which are cheaper to make, until a reader saw an
  * inconsistent read or the time is up.
  */
 #define FOLD_CHILDREN	50
 #define FOLD_NS		(2 * NSEC_PER_SEC)
-#define FOLD_SLACK_NS	(2 * NSEC_PER_MSEC)
 
 struct fold_reader {
 	int fd;
@@ -655,8 +563,7 @@ static void *fold_reader_main(void *arg)
 			break;
 		}
 		fr->reads++;
-		if (r.value <= r.running + FOLD_SLACK_NS &&
-		    r.running <= r.enabled)
+		if (r.value <= r.running && r.running <= r.enabled)
 			continue;
 		if (!load(fr->bad))
 			fr->first_bad = r;
@@ -717,7 +624,7 @@ TEST_F_TIMEOUT(hostile, inherit_fold_atomic, 60)
 		       (unsigned long long)fr.first_bad.enabled,
 		       (unsigned long long)fr.first_bad.running);
 	}
-	EXPECT_GE(r.running + FOLD_SLACK_NS, r.value);
+	EXPECT_GE(r.running, r.value);
 	EXPECT_GE(r.enabled, r.running);
 	close(fr.fd);
 }
@@ -1383,6 +1290,86 @@ TEST_F(hostile, refused_mmap_is_cheap)
 		SKIP(return, "runs as root or as uid %d", NOBODY);
 	ASSERT_EQ(0, reap(_metadata, spawn(_metadata, refused_mmap_child,
 					   NULL), NULL));
+}
+
+/*
+ * Software samplers are throttled too: page faults sampled at a period
+ * of 1 and a 10 us task-clock write at most kernel.pmc_max_sample_rate
+ * samples a second, and THROTTLE/UNTHROTTLE records mark the gaps.
+ */
+#define MAX_RATE_PATH	"/proc/sys/kernel/pmc_max_sample_rate"
+#define THROTTLE_RATE	1000
+#define THROTTLE_NS	(300 * NSEC_PER_MSEC)
+
+static __u64 sw_throttle_run(struct __test_metadata *_metadata,
+			     unsigned int id, __u64 period,
+			     struct ring_tally *t)
+{
+	struct pmc_attr attr;
+	struct ring r;
+	__u64 start, wall;
+	char *pages;
+	int fd;
+
+	pmc_sw_attr(&attr, id, 0);
+	attr.irq_period = period;
+	attr.record_type = PMC_RECORD_IP;
+	attr.disabled = 1;
+	fd = counter_open(_metadata, &attr, 0, -1, -1);
+	ring_map(_metadata, &r, fd, 64, true);
+	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
+
+	start = monotonic_ns();
+	if (id == PMC_SW_PAGE_FAULTS) {
+		while (monotonic_ns() - start < THROTTLE_NS) {
+			pages = fresh_pages(_metadata, 256);
+			touch_pages(pages, 256);
+			munmap(pages, 256 * page_size());
+		}
+	} else {
+		burn_cpu(THROTTLE_NS);
+	}
+	wall = monotonic_ns() - start;
+	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
+	ring_tally(_metadata, &r, t);
+	ring_unmap(&r);
+	close(fd);
+	return wall;
+}
+
+TEST_F(hostile, sw_throttle)
+{
+	static const struct { unsigned int id; __u64 period; } runs[] = {
+		{ PMC_SW_PAGE_FAULTS, 1 },
+		{ PMC_SW_TASK_CLOCK, 10 * NSEC_PER_USEC },
+	};
+	struct ring_tally t[ARRAY_SIZE(runs)] = { };
+	__u64 wall[ARRAY_SIZE(runs)], rate;
+	unsigned int i;
+	long old_rate;
+
+	if (!self->root)
+		SKIP(return, "needs root: sets kernel.pmc_max_sample_rate");
+	ASSERT_EQ(0, read_int_file(MAX_RATE_PATH, &old_rate));
+	ASSERT_EQ(0, write_int_file(MAX_RATE_PATH, THROTTLE_RATE));
+	for (i = 0; i < ARRAY_SIZE(runs); i++)
+		wall[i] = sw_throttle_run(_metadata, runs[i].id,
+					  runs[i].period, &t[i]);
+	EXPECT_EQ(0, write_int_file(MAX_RATE_PATH, old_rate));
+
+	for (i = 0; i < ARRAY_SIZE(runs); i++) {
+		rate = (t[i].samples + t[i].lost) * NSEC_PER_SEC / wall[i];
+		TH_LOG("event %u, period %llu: %llu samples, %u throttles, %u unthrottles in %llu ms: %llu samples/s, sysctl %u/s",
+		       runs[i].id, (unsigned long long)runs[i].period,
+		       (unsigned long long)t[i].samples, t[i].throttles,
+		       t[i].unthrottles,
+		       (unsigned long long)(wall[i] / NSEC_PER_MSEC),
+		       (unsigned long long)rate, THROTTLE_RATE);
+		EXPECT_LT(0, t[i].samples);
+		/* a part tick at each end */
+		EXPECT_LE(rate, THROTTLE_RATE * 12 / 10);
+		expect_throttled(_metadata, &t[i]);
+	}
 }
 
 TEST_HARNESS_MAIN

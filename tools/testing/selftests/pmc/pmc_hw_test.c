@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
+#include <sys/klog.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
@@ -27,6 +28,7 @@
 
 #include "../kselftest_harness.h"
 #include "pmc_harness.h"
+#include "pmc_ring.h"
 
 /* perf registers this PMU when it found counting hardware. */
 #define PERF_CPU_PMU	"/sys/bus/event_source/devices/cpu"
@@ -163,19 +165,51 @@ static void open_clocked_group(struct __test_metadata *_metadata, pid_t pid,
 	counter_ioctl(_metadata, fds[0], PMC_IOC_ENABLE);
 }
 
+/*
+ * The host may stop a TCG vCPU for milliseconds at any moment, also
+ * between the kernel's reads of a group's clock and of its members
+ * (boots under load log "hrtimer: interrupt took 13805148 ns"): the
+ * stall then counts in one and not the other. Such a stall is rare, so
+ * the rate tests measure again when a rate misses; one that misses
+ * RATE_TRIES times in a row is a bug.
+ */
+#define RATE_TRIES	3
+
 /* An emulated @count over @ns of counting matches @rate per microsecond. */
+static bool rate_near(__u64 count, __u64 ns, unsigned int rate,
+		      unsigned int pct)
+{
+	return near(count, ns * rate / 1000, pct, 2);
+}
+
 static void expect_rate(struct __test_metadata *_metadata, const char *what,
 			__u64 count, __u64 ns, unsigned int rate,
 			unsigned int pct)
 {
-	__u64 want = ns * rate / 1000;
-
-	EXPECT_TRUE(near(count, want, pct, 2)) {
+	EXPECT_TRUE(rate_near(count, ns, rate, pct)) {
 		TH_LOG("%s: %llu events in %llu ns of task-clock; want %llu (%u per us, +-%u%%)",
 		       what, (unsigned long long)count,
-		       (unsigned long long)ns, (unsigned long long)want, rate,
-		       pct);
+		       (unsigned long long)ns,
+		       (unsigned long long)(ns * rate / 1000), rate, pct);
 	}
+}
+
+/*
+ * burn_clocked() - burn @burn_ns of CPU under a clocked group of @configs
+ *
+ * Fills @v with the task-clock ns, then the @nr members' counts.
+ */
+static void burn_clocked(struct __test_metadata *_metadata,
+			 const __u64 *configs, unsigned int nr, __u64 burn_ns,
+			 __u64 *v)
+{
+	int fds[MAX_COUNTERS + 1];
+
+	ASSERT_GE(MAX_COUNTERS, nr);
+	open_clocked_group(_metadata, 0, configs, nr, fds);
+	burn_cpu(burn_ns);
+	group_values(_metadata, fds[0], nr + 1, v);
+	close_group(fds, nr + 1);
 }
 
 /* A child that burns CPU once told to, then exits. */
@@ -259,9 +293,14 @@ FIXTURE_TEARDOWN(hw)
 {
 }
 
+/* The emulated PMU's parameters and the throttle's sysctl. */
+#define EMU_PARAM(name)		"/sys/module/pmc_emu/parameters/" name
+#define MAX_RATE_PATH		"/proc/sys/kernel/pmc_max_sample_rate"
+
 /* Reasons to skip. */
 #define NO_HW		"no hardware counters: pmc_open(cycles) gives %s"
-#define NO_EMU		"needs the emulated PMU: boot with pmc_emu=p6, k7 or fam17h"
+#define NO_EMU		"needs the emulated PMU: boot with pmc_emu=p6, k7, fam15h, fam17h, archperf or zen4"
+#define NO_ROOT_EMU	"needs root: sets the emulated PMU's parameters"
 #define NO_P6		"P6 counter constraints: boot with pmc_emu=p6"
 
 static bool is_p6(const struct emu_model *emu)
@@ -311,9 +350,9 @@ TEST_F(hw, generic_events)
 	static const __u64 bad_ids[] = {
 		PMC_HW_MAX, PMC_HW_MAX + 1, PMC_CONFIG_ID_MASK,
 	};
-	unsigned int id, i;
+	unsigned int id, i, try;
 	__u64 config, v[2];
-	int fds[2], err;
+	int err;
 
 	if (!self->emu)
 		SKIP(return, NO_EMU);
@@ -327,12 +366,13 @@ TEST_F(hw, generic_events)
 			}
 			continue;
 		}
-		open_clocked_group(_metadata, 0, &config, 1, fds);
-		burn_cpu(SHORT_BURN_NS);
-		group_values(_metadata, fds[0], 2, v);
+		for (try = 1; try <= RATE_TRIES; try++) {
+			burn_clocked(_metadata, &config, 1, SHORT_BURN_NS, v);
+			if (rate_near(v[1], v[0], emu_rate[id], 10))
+				break;
+		}
 		EXPECT_LT(0, v[1]) TH_LOG("%s counted nothing", hw_names[id]);
 		expect_rate(_metadata, hw_names[id], v[1], v[0], emu_rate[id], 10);
-		close_group(fds, 2);
 	}
 
 	for (i = 0; i < ARRAY_SIZE(bad_ids); i++) {
@@ -350,15 +390,18 @@ TEST_F(hw, rates_match_model)
 	static const __u64 configs[] = {
 		HW(PMC_HW_CPU_CYCLES), HW(PMC_HW_INSTRUCTIONS),
 	};
+	unsigned int try;
 	__u64 v[3];
-	int fds[3];
 
 	if (!self->emu)
 		SKIP(return, NO_EMU);
 	/* two hardware members: fits even the two counters of P6 */
-	open_clocked_group(_metadata, 0, configs, 2, fds);
-	burn_cpu(BURN_NS);
-	group_values(_metadata, fds[0], 3, v);
+	for (try = 1; try <= RATE_TRIES; try++) {
+		burn_clocked(_metadata, configs, 2, BURN_NS, v);
+		if (rate_near(v[1], v[0], 1000, 5) &&
+		    near(v[2], v[1] / 2, 5, 2))
+			break;
+	}
 
 	EXPECT_LE(BURN_NS * 9 / 10, v[0]);
 	expect_rate(_metadata, "cycles", v[1], v[0], 1000, 5);
@@ -366,7 +409,6 @@ TEST_F(hw, rates_match_model)
 		TH_LOG("%llu instructions in %llu cycles; want half",
 		       (unsigned long long)v[2], (unsigned long long)v[1]);
 	}
-	close_group(fds, 3);
 }
 
 struct raw_case {
@@ -407,9 +449,9 @@ TEST_F(hw, raw_events)
 		{ "bit 62", SEL_OTHER | (1ULL << 62) },
 	};
 	const struct raw_case *rc;
-	unsigned int i;
+	unsigned int i, try;
 	__u64 config, v[2];
-	int fds[2], err;
+	int err;
 
 	if (!self->emu)
 		SKIP(return, NO_EMU);
@@ -425,12 +467,13 @@ TEST_F(hw, raw_events)
 			}
 			continue;
 		}
-		open_clocked_group(_metadata, 0, &config, 1, fds);
-		burn_cpu(SHORT_BURN_NS);
-		group_values(_metadata, fds[0], 2, v);
+		for (try = 1; try <= RATE_TRIES; try++) {
+			burn_clocked(_metadata, &config, 1, SHORT_BURN_NS, v);
+			if (rate_near(v[1], v[0], rc->rate, 10))
+				break;
+		}
 		EXPECT_LT(0, v[1]) TH_LOG("%s counted nothing", rc->what);
 		expect_rate(_metadata, rc->what, v[1], v[0], rc->rate, 10);
-		close_group(fds, 2);
 	}
 
 	for (i = 0; i < ARRAY_SIZE(rejected); i++) {
@@ -526,11 +569,11 @@ TEST_F(hw, exclude_both_counts_nothing)
  */
 TEST_F(hw, monotonic_across_wrap)
 {
-	__u64 prev = 0, start, v[2];
+	__u64 prev = 0, start, v[3];
 	unsigned int reads = 0;
 	struct pmc_reading r;
 	struct pmc_attr attr;
-	int cycles, clock, ret;
+	int cycles, clock, counting, ret;
 
 	if (self->hw_err)
 		SKIP(return, NO_HW, strerror(self->hw_err));
@@ -540,6 +583,9 @@ TEST_F(hw, monotonic_across_wrap)
 	/* the clock reads the group: the cycles counter reads alone */
 	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, PMC_FORMAT_GROUP);
 	clock = counter_open(_metadata, &attr, 0, -1, cycles);
+	/* and a counting twin, which wraps only every 2^31 events */
+	counting = self->emu ? hw_open(_metadata, HW(PMC_HW_CPU_CYCLES),
+				      cycles, 0) : -1;
 
 	start = thread_cputime_ns();
 	do {
@@ -564,14 +610,26 @@ TEST_F(hw, monotonic_across_wrap)
 	EXPECT_LE(100, reads);
 	EXPECT_LT(0, nr_overflows(_metadata, cycles));
 	/*
-	 * No events lost at the wraps either. 10%: thousands of overflow
-	 * NMIs and read IPIs move the emulated counter's start and stop
-	 * against task-clock's on a debug kernel under TCG.
+	 * No events lost at the wraps: the sampler has at least what its
+	 * counting twin has. At most 15% more: under TCG the emulated
+	 * sampler counts 1-11% more than its twin. The driver's deltas
+	 * match the model's increments to 0.3%, so the extra is the
+	 * model's: an open question. The twin usually matches task-clock
+	 * within 1%, but one 13 ms host stall once cost it 6.5%, so the
+	 * bound here is loose; rates_match_model checks rates, with retries.
 	 */
 	if (self->emu) {
-		group_values(_metadata, clock, 2, v);
-		expect_rate(_metadata, "cycles", v[0], v[1], 1000, 10);
+		group_values(_metadata, clock, 3, v);
+		TH_LOG("%s: %llu cycles, counting twin %llu, in %llu ns of task-clock; %llu overflows",
+		       self->emu->name, (unsigned long long)v[0],
+		       (unsigned long long)v[2], (unsigned long long)v[1],
+		       (unsigned long long)nr_overflows(_metadata, cycles));
+		EXPECT_LE(v[2] * 99 / 100, v[0]);
+		EXPECT_TRUE(rate_near(v[2], v[1], 1000, 15));
+		EXPECT_LE(v[0], v[1] * 115 / 100);
 	}
+	if (counting >= 0)
+		close(counting);
 	close(clock);
 	close(cycles);
 }
@@ -579,16 +637,21 @@ TEST_F(hw, monotonic_across_wrap)
 /*
  * A period of 1 ms of cycles gives one overflow interrupt per period;
  * a counting counter takes none that it reports, and the reloads of
- * the period do not change the count.
+ * the period do not change the count. A host stall longer than a
+ * period (see RATE_TRIES) passes several wraps with one interrupt.
  */
-TEST_F(hw, overflow_count)
+struct overflow_run {
+	__u64 v[2];		/* sampling and counting cycles */
+	__u64 nr;		/* overflows of the sampling counter */
+	__u64 counting_nr;	/* overflows of the counting one */
+};
+
+static void burn_overflowing(struct __test_metadata *_metadata,
+			     struct overflow_run *run)
 {
-	__u64 v[2], nr, want;
 	struct pmc_attr attr;
 	int sampling, counting;
 
-	if (self->hw_err)
-		SKIP(return, NO_HW, strerror(self->hw_err));
 	hw_attr(&attr, HW(PMC_HW_CPU_CYCLES), 0);
 	attr.irq_period = SLOW_PERIOD;
 	sampling = counter_open(_metadata, &attr, 0, -1, -1);
@@ -596,24 +659,42 @@ TEST_F(hw, overflow_count)
 			   PMC_FORMAT_GROUP);
 
 	burn_cpu(LONG_BURN_NS);
-	group_values(_metadata, counting, 2, v);
-	nr = nr_overflows(_metadata, sampling);
-	want = v[0] / SLOW_PERIOD;
-
-	if (self->emu)
-		EXPECT_LE(LONG_BURN_NS * 9 / 10, v[0]);
-	EXPECT_TRUE(near(nr, want, 10, 2)) {
-		TH_LOG("%llu overflows for %llu cycles, period %llu: want %llu",
-		       (unsigned long long)nr, (unsigned long long)v[0],
-		       SLOW_PERIOD, (unsigned long long)want);
-	}
-	EXPECT_EQ(0, nr_overflows(_metadata, counting));
-	EXPECT_TRUE(near(v[0], v[1], 5, 0)) {
-		TH_LOG("sampling counter %llu cycles, counting one %llu",
-		       (unsigned long long)v[0], (unsigned long long)v[1]);
-	}
+	group_values(_metadata, counting, 2, run->v);
+	run->nr = nr_overflows(_metadata, sampling);
+	run->counting_nr = nr_overflows(_metadata, counting);
 	close(counting);
 	close(sampling);
+}
+
+TEST_F(hw, overflow_count)
+{
+	struct overflow_run run;
+	unsigned int try;
+	__u64 want;
+
+	if (self->hw_err)
+		SKIP(return, NO_HW, strerror(self->hw_err));
+	for (try = 1; try <= RATE_TRIES; try++) {
+		burn_overflowing(_metadata, &run);
+		want = run.v[0] / SLOW_PERIOD;
+		if (near(run.nr, want, 10, 2))
+			break;
+	}
+
+	if (self->emu)
+		EXPECT_LE(LONG_BURN_NS * 9 / 10, run.v[0]);
+	EXPECT_TRUE(near(run.nr, want, 10, 2)) {
+		TH_LOG("%llu overflows for %llu cycles, period %llu: want %llu",
+		       (unsigned long long)run.nr,
+		       (unsigned long long)run.v[0], SLOW_PERIOD,
+		       (unsigned long long)want);
+	}
+	EXPECT_EQ(0, run.counting_nr);
+	EXPECT_TRUE(near(run.v[0], run.v[1], 5, 0)) {
+		TH_LOG("sampling counter %llu cycles, counting one %llu",
+		       (unsigned long long)run.v[0],
+		       (unsigned long long)run.v[1]);
+	}
 }
 
 /*
@@ -741,39 +822,49 @@ TEST_F(hw, oversized_group_refused)
 }
 
 /* A counter on another task counts that task, and keeps the final count. */
-TEST_F(hw, other_task)
+static void burn_child_clocked(struct __test_metadata *_metadata, __u64 *v)
 {
 	static const __u64 config = HW(PMC_HW_CPU_CYCLES);
 	struct burner b = { .burn_ns = BURN_NS };
-	__u64 v[2];
-	int fds[2];
 	pid_t child;
+	int fds[2];
 
-	if (!self->emu)
-		SKIP(return, NO_EMU);
 	child = burner_spawn(_metadata, &b);
 	open_clocked_group(_metadata, child, &config, 1, fds);
 	burner_run(_metadata, &b, child);
-
 	group_values(_metadata, fds[0], 2, v);
-	EXPECT_LE(BURN_NS * 9 / 10, v[0]);
-	expect_rate(_metadata, "child's cycles", v[1], v[0], 1000, 5);
 	close_group(fds, 2);
 }
 
-/* Counts follow the task across CPUs: each CPU's counter is handed over. */
-TEST_F(hw, migration)
+TEST_F(hw, other_task)
+{
+	unsigned int try;
+	__u64 v[2];
+
+	if (!self->emu)
+		SKIP(return, NO_EMU);
+	for (try = 1; try <= RATE_TRIES; try++) {
+		burn_child_clocked(_metadata, v);
+		if (rate_near(v[1], v[0], 1000, 5))
+			break;
+	}
+	EXPECT_LE(BURN_NS * 9 / 10, v[0]);
+	expect_rate(_metadata, "child's cycles", v[1], v[0], 1000, 5);
+}
+
+/*
+ * Counts follow the task across CPUs: each CPU's counter is handed over.
+ * Flips between @cpus while burning; @v gets task-clock, cycles and
+ * migrations, and the return value is the number of flips.
+ */
+static unsigned int burn_migrating(struct __test_metadata *_metadata,
+				   const int *cpus, __u64 *v)
 {
 	static const __u64 config = HW(PMC_HW_CPU_CYCLES);
 	unsigned int flips = 0;
 	struct pmc_attr attr;
-	int cpus[2], fds[3];
-	__u64 start, v[3];
-
-	if (!self->emu)
-		SKIP(return, NO_EMU);
-	if (allowed_cpus(cpus, 2) < 2)
-		SKIP(return, "needs two CPUs to migrate between");
+	__u64 start;
+	int fds[3];
 
 	open_clocked_group(_metadata, 0, &config, 1, fds);
 	pmc_sw_attr(&attr, PMC_SW_CPU_MIGRATIONS, 0);
@@ -781,17 +872,36 @@ TEST_F(hw, migration)
 
 	start = thread_cputime_ns();
 	do {
-		ASSERT_EQ(0, pin_to_cpu(cpus[flips++ % 2]));
+		EXPECT_EQ(0, pin_to_cpu(cpus[flips++ % 2]));
 		burn_cpu(FLIP_NS);
 	} while (thread_cputime_ns() - start < BURN_NS);
 
 	group_values(_metadata, fds[0], 3, v);
+	close_group(fds, 3);
+	return flips;
+}
+
+TEST_F(hw, migration)
+{
+	unsigned int flips, try;
+	int cpus[2];
+	__u64 v[3];
+
+	if (!self->emu)
+		SKIP(return, NO_EMU);
+	if (allowed_cpus(cpus, 2) < 2)
+		SKIP(return, "needs two CPUs to migrate between");
+
+	for (try = 1; try <= RATE_TRIES; try++) {
+		flips = burn_migrating(_metadata, cpus, v);
+		if (rate_near(v[1], v[0], 1000, 5))
+			break;
+	}
 	EXPECT_LE(flips / 2, v[2]) {
 		TH_LOG("%llu migrations in %u affinity flips",
 		       (unsigned long long)v[2], flips);
 	}
 	expect_rate(_metadata, "cycles across migrations", v[1], v[0], 1000, 5);
-	close_group(fds, 3);
 }
 
 /* A per-CPU cycles counter counts what runs on its CPU: us. */
@@ -821,10 +931,17 @@ TEST_F(hw, per_cpu_hardware)
 
 	dv = v1 - v0;
 	EXPECT_LT(v0, v1);
-	/* at least our CPU time, at most the wall time: it counts idle too */
+	/*
+	 * At least our CPU time, at most the wall time: it counts idle too.
+	 * Under TCG the task clock (sched_clock, as the model) and
+	 * CLOCK_MONOTONIC drift apart by up to 20% (60 ms of CPU time seen
+	 * in 50 ms of wall time), so the bound is the larger of the two.
+	 */
 	if (self->emu) {
+		__u64 most = t1 - t0 > w1 - w0 ? t1 - t0 : w1 - w0;
+
 		EXPECT_TRUE(dv >= (t1 - t0) * 9 / 10 &&
-			    dv <= (w1 - w0) * 11 / 10 + 2 * NSEC_PER_MSEC) {
+			    dv <= most * 11 / 10 + 2 * NSEC_PER_MSEC) {
 			TH_LOG("CPU %d counted %llu cycles; we ran %llu ns in %llu ns",
 			       cpu, (unsigned long long)dv,
 			       (unsigned long long)(t1 - t0),
@@ -875,6 +992,195 @@ TEST_F(hw, perf_coexistence)
 	EXPECT_LE(0, perf) TH_LOG("perf_event_open after pmc: %s", strerror(errno));
 	if (perf >= 0)
 		close(perf);
+}
+
+/* The storm: overflows of a period of 1, at most one per STORM_MIN_NS. */
+#define STORM_RATE	4000		/* samples/s the sysctl allows */
+#define STORM_MIN_NS	1000
+#define STORM_BURN_NS	(300 * NSEC_PER_MSEC)
+
+struct storm {
+	struct ring_tally tally;
+	__u64 wall_ns, cpu_ns;
+};
+
+/* A period of 1 on cycles, with the model's overflows 1 us apart. */
+static void storm_run(struct __test_metadata *_metadata, struct storm *st)
+{
+	struct pmc_attr attr;
+	__u64 t0, c0;
+	struct ring r;
+	int fd;
+
+	hw_attr(&attr, HW(PMC_HW_CPU_CYCLES), 0);
+	attr.irq_period = 1;
+	attr.record_type = PMC_RECORD_IP | PMC_RECORD_TIME;
+	/* enabled once mapped: a throttle before has no buffer to go to */
+	attr.disabled = 1;
+	fd = counter_open(_metadata, &attr, 0, -1, -1);
+	ring_map(_metadata, &r, fd, 64, true);
+	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
+
+	t0 = monotonic_ns();
+	c0 = thread_cputime_ns();
+	burn_cpu(STORM_BURN_NS);
+	st->cpu_ns = thread_cputime_ns() - c0;
+	st->wall_ns = monotonic_ns() - t0;
+	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
+	ring_tally(_metadata, &r, &st->tally);
+	ring_unmap(&r);
+	close(fd);
+}
+
+/*
+ * An overflow storm is throttled: the samples stay within the sysctl's
+ * rate, the reader sees THROTTLE and UNTHROTTLE records, alternating,
+ * and the task still gets the CPU.
+ */
+TEST_F(hw, throttle_storm)
+{
+	long old_rate, old_min_ns;
+	struct storm st = { };
+	struct ring_tally *t;
+	__u64 rate, limit;
+
+	if (!self->emu)
+		SKIP(return, NO_EMU);
+	if (!self->root)
+		SKIP(return, NO_ROOT_EMU);
+	ASSERT_EQ(0, read_int_file(MAX_RATE_PATH, &old_rate));
+	ASSERT_EQ(0, read_int_file(EMU_PARAM("min_ns"), &old_min_ns));
+	ASSERT_EQ(0, write_int_file(MAX_RATE_PATH, STORM_RATE));
+	ASSERT_EQ(0, write_int_file(EMU_PARAM("min_ns"), STORM_MIN_NS));
+	storm_run(_metadata, &st);
+	EXPECT_EQ(0, write_int_file(EMU_PARAM("min_ns"), old_min_ns));
+	EXPECT_EQ(0, write_int_file(MAX_RATE_PATH, old_rate));
+
+	t = &st.tally;
+	rate = (t->samples + t->lost) * NSEC_PER_SEC / st.wall_ns;
+	/* the budget is per tick: a part tick at each end */
+	limit = STORM_RATE + STORM_RATE * 2 * NSEC_PER_SEC / st.wall_ns / 100;
+	TH_LOG("%s: %llu samples (%llu lost), %u throttles, %u unthrottles in %llu ms: %llu samples/s, sysctl %u/s",
+	       self->emu->name, (unsigned long long)t->samples,
+	       (unsigned long long)t->lost, t->throttles, t->unthrottles,
+	       (unsigned long long)(st.wall_ns / NSEC_PER_MSEC),
+	       (unsigned long long)rate, STORM_RATE);
+	EXPECT_LT(0, t->samples);
+	EXPECT_LE(rate, limit);
+	expect_throttled(_metadata, t);
+	/* responsive: the task ran most of the time it was meant to */
+	EXPECT_LE(st.wall_ns, 4 * st.cpu_ns) {
+		TH_LOG("%llu ms of CPU took %llu ms",
+		       (unsigned long long)(st.cpu_ns / NSEC_PER_MSEC),
+		       (unsigned long long)(st.wall_ns / NSEC_PER_MSEC));
+	}
+}
+
+/* Did the kernel log an NMI that no handler claimed? */
+static bool unknown_nmi_logged(void)
+{
+	static char log[1 << 20];
+	int len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, log,
+			  sizeof(log) - 1);
+
+	if (len < 0)
+		return false;
+	log[len] = '\0';
+	return strstr(log, "NMI received for unknown reason");
+}
+
+/*
+ * The model holds overflow interrupts until the counter that overflowed
+ * is stopped, as a PMI in flight arrives after the stop: the driver
+ * claims each one, and no unknown NMI is logged.
+ */
+TEST_F(hw, late_pmi)
+{
+	const long want = 8;
+	struct pmc_attr attr;
+	long left = want;
+	__u64 t0;
+	int fd;
+
+	if (!self->emu)
+		SKIP(return, NO_EMU);
+	if (!self->root)
+		SKIP(return, NO_ROOT_EMU);
+	ASSERT_FALSE(unknown_nmi_logged());
+	hw_attr(&attr, HW(PMC_HW_CPU_CYCLES), 0);
+	attr.irq_period = 20000;	/* 20 us of emulated cycles */
+	fd = counter_open(_metadata, &attr, 0, -1, -1);
+
+	ASSERT_EQ(0, write_int_file(EMU_PARAM("late_pmis"), want));
+	t0 = monotonic_ns();
+	while (left > 0 && monotonic_ns() - t0 < 5 * NSEC_PER_SEC) {
+		burn_cpu(200 * NSEC_PER_USEC);
+		counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
+		counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
+		ASSERT_EQ(0, read_int_file(EMU_PARAM("late_pmis"), &left));
+	}
+	EXPECT_EQ(0, write_int_file(EMU_PARAM("late_pmis"), 0));
+	EXPECT_GE(0, left) TH_LOG("%ld of %ld late PMIs never raised", left,
+				  want);
+	EXPECT_LT(0, nr_overflows(_metadata, fd));
+	EXPECT_FALSE(unknown_nmi_logged());
+	close(fd);
+}
+
+static int set_cpu_online(int cpu, bool online)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online",
+		 cpu);
+	return write_int_file(path, online);
+}
+
+/*
+ * A CPU that goes down and comes back is set up again before counters
+ * run on it: it counts and overflows. On the models with a global
+ * control register, which the CPU comes back with cleared, nothing
+ * would count otherwise.
+ */
+TEST_F(hw, cpu_hotplug)
+{
+	static const __u64 config = HW(PMC_HW_CPU_CYCLES);
+	struct pmc_attr attr;
+	int cpus[2], before, sampling;
+	__u64 v[2], old, now;
+
+	if (!self->emu)
+		SKIP(return, NO_EMU);
+	if (!self->root)
+		SKIP(return, "needs root: takes a CPU offline");
+	if (allowed_cpus(cpus, 2) < 2)
+		SKIP(return, "needs two CPUs");
+	if (access("/sys/devices/system/cpu/cpu1/online", W_OK))
+		SKIP(return, "CPU 1 cannot go offline here");
+
+	/* counting since before the hotplug, on the first CPU */
+	before = hw_open(_metadata, config, -1, 0);
+	ASSERT_EQ(0, pin_to_cpu(0));
+	old = counter_value(_metadata, before);
+	ASSERT_EQ(0, set_cpu_online(1, false));
+	ASSERT_EQ(0, set_cpu_online(1, true));
+	ASSERT_EQ(0, pin_to_cpu(1));
+
+	hw_attr(&attr, config, 0);
+	attr.irq_period = SLOW_PERIOD;
+	sampling = counter_open(_metadata, &attr, 0, -1, -1);
+	burn_clocked(_metadata, &config, 1, BURN_NS, v);
+	expect_rate(_metadata, "cycles on the CPU that came back", v[1], v[0],
+		    1000, 10);
+	EXPECT_LT(0, nr_overflows(_metadata, sampling));
+	/* it shares P6's two counters with the others: it only has to move */
+	now = counter_value(_metadata, before);
+	EXPECT_LT(old, now) {
+		TH_LOG("a counter from before the hotplug went %llu -> %llu",
+		       (unsigned long long)old, (unsigned long long)now);
+	}
+	close(sampling);
+	close(before);
 }
 
 TEST_HARNESS_MAIN

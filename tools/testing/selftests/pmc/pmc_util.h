@@ -82,6 +82,13 @@ struct lost_rec {
 	__u64 lost;
 };
 
+/* PMC_EVENT_THROTTLE and PMC_EVENT_UNTHROTTLE */
+struct throttle_rec {
+	struct pmc_event_header h;
+	__u64 id;
+	__u64 time;
+};
+
 static inline int sys_pmc_open(struct pmc_attr *attr, pid_t pid, int cpu,
 			       int group_fd, unsigned long flags)
 {
@@ -427,6 +434,9 @@ static const struct emu_model emu_models[] = {
 	{ .name = "k7",     .nr_counters = 4, .width = 48, .amd = true },
 	{ .name = "fam15h", .nr_counters = 6, .width = 48, .amd = true },
 	{ .name = "fam17h", .nr_counters = 6, .width = 48, .amd = true },
+	/* with global control and status registers */
+	{ .name = "archperf", .nr_counters = 4, .width = 48 },
+	{ .name = "zen4",   .nr_counters = 6, .width = 48, .amd = true },
 };
 
 /* Return: the model called @name, or NULL (also for a NULL @name). */
