@@ -674,8 +674,19 @@ struct child_report {
 	bool block;		/* in: sleep once before exiting */
 	__u64 seen;		/* value read from the parent's fd */
 	__u64 cpu_ns;		/* own CPU time, just before exiting */
+	__u64 switches;		/* own context switches by then */
 	__u64 uncounted_ns;	/* of which with its counters disabled */
 };
+
+/* The calling thread's context switches so far. */
+static __u64 thread_switches(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		return 0;
+	return ru.ru_nvcsw + ru.ru_nivcsw;
+}
 
 static struct child_report *reports_alloc(struct __test_metadata *_metadata,
 					  size_t nr)
@@ -724,16 +735,6 @@ struct family {
 	__u64 parent_switches;	/* and its context switches */
 	__u64 children_ns;	/* the children's, as they reported it */
 };
-
-/* The calling thread's context switches so far. */
-static __u64 thread_switches(void)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_THREAD, &ru))
-		return 0;
-	return ru.ru_nvcsw + ru.ru_nivcsw;
-}
 
 static int burning_child(void *arg)
 {
@@ -890,6 +891,7 @@ static int chain_link(void *arg)
 			    "level %d failed: %#x", level + 1, status);
 	}
 	c->r[level].cpu_ns = process_cputime_ns();
+	c->r[level].switches = thread_switches();
 	return 0;
 }
 
@@ -899,6 +901,7 @@ TEST_F(sched, inherit_deep_tree)
 	struct child_report *r = reports_alloc(_metadata, CHAIN_DEPTH);
 	struct chain c = { .r = r, .level = 0 };
 	__u64 start = thread_cputime_ns(), counted, parent, tree = 0;
+	__u64 switches = thread_switches();
 	int fd, i;
 
 	fd = open_counter(_metadata, SW(PMC_SW_TASK_CLOCK), -1, 0,
@@ -906,15 +909,18 @@ TEST_F(sched, inherit_deep_tree)
 	ASSERT_EQ(0, reap(_metadata, spawn(_metadata, chain_link, &c), NULL));
 	counted = counter_value(_metadata, fd);
 	parent = thread_cputime_ns() - start;
+	switches = thread_switches() - switches;
 	for (i = 0; i < CHAIN_DEPTH; i++) {
 		EXPECT_LE(CHAIN_BURN_NS, r[i].cpu_ns) TH_LOG("level %d", i);
 		tree += r[i].cpu_ns;
+		switches += r[i].switches;
 	}
-	TH_LOG("counted %llu ns; parent %llu, %d levels %llu ns",
+	TH_LOG("counted %llu ns; parent %llu, %d levels %llu ns, %llu switches",
 	       (unsigned long long)counted, (unsigned long long)parent,
-	       CHAIN_DEPTH, (unsigned long long)tree);
+	       CHAIN_DEPTH, (unsigned long long)tree,
+	       (unsigned long long)switches);
 	expect_covers(_metadata, "chain", counted, parent + tree,
-		      CHAIN_DEPTH + 1, 0);
+		      CHAIN_DEPTH + 1, switches);
 	close(fd);
 	reports_free(r, CHAIN_DEPTH);
 }
