@@ -3,10 +3,11 @@
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=$TOP/build
-BASE=$BUILD/base		# pristine 6.12 tree, one git commit "base"
+BASE=$BUILD/base		# pristine base tree, one git commit "base"
 STAGE=$BUILD/stage		# where the series is generated and git am'ed
 SRC=$BUILD/src			# patched tree the kernels are built from
-BASE_TARBALL=${BASE_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+PKG_DIR=$BUILD/pkg		# the Debian linux-source tarball and its version
+BASE_TARBALL=${BASE_TARBALL:-$PKG_DIR/linux-source.tar.xz}
 
 # Deterministic git: no user config, fixed identity and dates.
 export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null

@@ -467,7 +467,7 @@ static ssize_t pmc_read(struct file *file, char __user *buf, size_t count,
 		goto out;
 	}
 	args.values = nr <= ARRAY_SIZE(on_stack) ? on_stack :
-		      kcalloc(nr, sizeof(u64), GFP_KERNEL);
+		      kzalloc_objs(u64, nr);
 	if (!args.values) {
 		ret = -ENOMEM;
 		goto out;
@@ -582,7 +582,7 @@ static const struct file_operations pmc_fops = {
 	.show_fdinfo	= pmc_show_fdinfo,
 };
 
-static struct ctl_table pmc_sysctls[] = {
+static const struct ctl_table pmc_sysctls[] = {
 	{
 		.procname	= "pmc_paranoid",
 		.data		= &sysctl_pmc_paranoid,

@@ -352,7 +352,7 @@ static struct pmc_ring_buffer *pmc_rb_alloc(unsigned long data_pages,
 	struct pmc_ring_buffer *rb;
 	int ret;
 
-	rb = kzalloc(sizeof(*rb), GFP_KERNEL);
+	rb = kzalloc_obj(*rb);
 	if (!rb)
 		return ERR_PTR(-ENOMEM);
 	ret = pmc_rb_charge(rb, data_pages + 1);

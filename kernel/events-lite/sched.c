@@ -355,7 +355,6 @@ static enum hrtimer_restart pmc_mux_tick(struct hrtimer *timer)
 
 void pmc_sched_init_cpu(struct pmc_cpu *cpuc)
 {
-	hrtimer_init(&cpuc->mux_timer, CLOCK_MONOTONIC,
-		     HRTIMER_MODE_REL_PINNED_HARD);
-	cpuc->mux_timer.function = pmc_mux_tick;
+	hrtimer_setup(&cpuc->mux_timer, pmc_mux_tick, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_REL_PINNED_HARD);
 }

@@ -79,9 +79,8 @@ static int pmc_sw_init(struct pmc_counter *counter)
 	if (PMC_CONFIG_ID(counter->attr.config) >= PMC_SW_MAX)
 		return -EINVAL;
 	if (counter->attr.irq_period && pmc_sw_is_clock(counter)) {
-		hrtimer_init(&counter->sample_timer, CLOCK_MONOTONIC,
-			     HRTIMER_MODE_REL_PINNED_HARD);
-		counter->sample_timer.function = pmc_sw_clock_tick;
+		hrtimer_setup(&counter->sample_timer, pmc_sw_clock_tick,
+			      CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
 	}
 	return 0;
 }

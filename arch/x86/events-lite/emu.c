@@ -14,8 +14,8 @@
  * is known: cycles run at 1 GHz, instructions at 0.5 per ns, and so on
  * (pmc_emu_rate). A per-CPU hrtimer fires when the next
  * interrupt-enabled counter wraps, sets its global status bit and
- * raises the overflow interrupt as a real self-NMI, so the driver's NMI
- * handler runs unchanged.
+ * raises the overflow interrupt as a real self-NMI (from an irq_work
+ * right after the tick), so the driver's NMI handler runs unchanged.
  *
  * Parameters (/sys/module/pmc_emu/parameters/, or pmc_emu.NAME= at
  * boot), for tests:
@@ -30,14 +30,15 @@
  * every register 0, global enables included, as firmware leaves them.
  *
  * State is per CPU and touched on its CPU only: with IRQs off by the
- * driver, the hrtimer and CPU hotplug, and by the NMIs that the model
- * raises at the very end of those. So the NMI handler finds the state
+ * driver, the hrtimer, its irq_work and CPU hotplug, and by the NMIs
+ * that the model raises at the very end of those. So the NMI handler finds the state
  * consistent; in NMI context reads do not advance time and writes do
  * not touch the hrtimer.
  */
 #define pr_fmt(fmt) "events-lite emu: " fmt
 
 #include <linux/hrtimer.h>
+#include <linux/irq_work.h>
 #include <linux/math64.h>
 #include <linux/moduleparam.h>
 #include <linux/nmi.h>
@@ -99,6 +100,7 @@ struct pmc_emu_cpu {
 	bool have_regs;			/* regs below are for the last NMI */
 	struct pt_regs regs;		/* what the tick interrupted */
 	struct hrtimer timer;
+	struct irq_work raise_work;	/* the tick's NMI, after the tick */
 };
 
 static DEFINE_PER_CPU(struct pmc_emu_cpu, pmc_emu_cpu);
@@ -219,6 +221,30 @@ static void pmc_emu_raise(struct pmc_emu_cpu *e)
 }
 
 /*
+ * The tick raises its NMI from an irq_work, once the hrtimer interrupt
+ * is over: an NMI taken inside the hrtimer callback counts as hrtimer
+ * time, and a run of them trips the hrtimer hang detection, which then
+ * holds back every timer on the CPU for milliseconds. The NMI handler
+ * writes the next period without touching the hrtimer, so tick again
+ * soon after it, to find the next wrap.
+ */
+static void pmc_emu_raise_work(struct irq_work *work)
+{
+	struct pmc_emu_cpu *e = container_of(work, struct pmc_emu_cpu,
+					     raise_work);
+	ktime_t when;
+
+	__apic_send_IPI(smp_processor_id(), NMI_VECTOR);
+	if (!e->online)
+		return;
+	when = ktime_add_ns(ktime_get(), READ_ONCE(pmc_emu_min_ns));
+	if (hrtimer_is_queued(&e->timer) &&
+	    ktime_compare(hrtimer_get_expires(&e->timer), when) <= 0)
+		return;
+	hrtimer_start(&e->timer, when, HRTIMER_MODE_ABS_PINNED_HARD);
+}
+
+/*
  * While late_pmis lasts, hold the interrupt of every counting counter
  * that wrapped, until software stops one of them. True if any is held.
  */
@@ -250,7 +276,8 @@ static enum hrtimer_restart pmc_emu_tick(struct hrtimer *timer)
 		e->have_regs = regs;
 		if (regs)
 			e->regs = *regs;
-		pmc_emu_raise(e);
+		e->nmi_pending = false;
+		irq_work_queue(&e->raise_work);
 		ns = ns ? min_t(u64, ns, min_ns) : min_ns;
 	}
 	if (!ns)
@@ -438,9 +465,9 @@ __init pmc_x86_emu_setup(const struct pmc_x86_model *model)
 	for_each_possible_cpu(cpu) {
 		struct pmc_emu_cpu *e = per_cpu_ptr(&pmc_emu_cpu, cpu);
 
-		hrtimer_init(&e->timer, CLOCK_MONOTONIC,
-			     HRTIMER_MODE_ABS_PINNED_HARD);
-		e->timer.function = pmc_emu_tick;
+		hrtimer_setup(&e->timer, pmc_emu_tick, CLOCK_MONOTONIC,
+			      HRTIMER_MODE_ABS_PINNED_HARD);
+		e->raise_work = IRQ_WORK_INIT_HARD(pmc_emu_raise_work);
 	}
 	return &pmc_emu_msr;
 }

@@ -45,6 +45,7 @@
 #include <linux/processor.h>
 #include <linux/smp.h>
 #include <asm/apic.h>
+#include <asm/cpuid/api.h>
 #include <asm/msr.h>
 
 #include "pmc_x86.h"
@@ -102,12 +103,12 @@ static void pmc_x86_wr(u32 msr, u64 val)
 
 static int pmc_x86_real_read(u32 msr, u64 *val)
 {
-	return rdmsrl_safe(msr, val);
+	return rdmsrq_safe(msr, val);
 }
 
 static int pmc_x86_real_write(u32 msr, u64 val)
 {
-	return wrmsrl_safe(msr, val);
+	return wrmsrq_safe(msr, val);
 }
 
 static const struct pmc_x86_msr_ops pmc_x86_real_msr = {
@@ -162,7 +163,7 @@ static u64 pmc_x86_host_only(void)
 	u64 efer;
 
 	if (!pmc_x86_model->amd_host_only || pmc_x86_emulated ||
-	    rdmsrl_safe(MSR_EFER, &efer) || !(efer & EFER_SVME))
+	    rdmsrq_safe(MSR_EFER, &efer) || !(efer & EFER_SVME))
 		return 0;
 	return AMD64_EVENTSEL_HOSTONLY;
 }
@@ -618,10 +619,10 @@ static bool pmc_x86_probe(const struct pmc_x86_model *model)
 		return false;
 	if (!reserve_perfctr_nmi(msr))
 		return true;
-	ok = !rdmsrl_safe(msr, &old) && !wrmsrl_safe(msr, 0x5a5a5) &&
-	     !rdmsrl_safe(msr, &val) && val == 0x5a5a5;
+	ok = !rdmsrq_safe(msr, &old) && !wrmsrq_safe(msr, 0x5a5a5) &&
+	     !rdmsrq_safe(msr, &val) && val == 0x5a5a5;
 	if (ok)
-		wrmsrl_safe(msr, old);
+		wrmsrq_safe(msr, old);
 	release_perfctr_nmi(msr);
 	return ok;
 }
@@ -679,9 +680,8 @@ static int __init pmc_x86_init(void)
 		struct pmc_x86_cpu *cpuc = per_cpu_ptr(&pmc_x86_cpu, i);
 
 		cpuc->throttle_work = IRQ_WORK_INIT_HARD(pmc_x86_throttle_work);
-		hrtimer_init(&cpuc->unthrottle_timer, CLOCK_MONOTONIC,
-			     HRTIMER_MODE_REL_PINNED_HARD);
-		cpuc->unthrottle_timer.function = pmc_x86_unthrottle_tick;
+		hrtimer_setup(&cpuc->unthrottle_timer, pmc_x86_unthrottle_tick,
+			      CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
 	}
 	ret = cpuhp_setup_state(CPUHP_AP_PMC_X86_STARTING,
 				"x86/events-lite:starting",

@@ -102,8 +102,8 @@ struct pmc_attr {
 #define PMC_IOC_REFRESH		_IO(PMC_IOC_MAGIC, 3)
 
 /* prctl() options, also in <linux/prctl.h>; the definitions are identical. */
-#define PR_TASK_PMC_ENABLE	74
-#define PR_TASK_PMC_DISABLE	75
+#define PR_TASK_PMC_ENABLE	82
+#define PR_TASK_PMC_DISABLE	83
 
 /* Page 0 of a counter's mmap()ed ring buffer. */
 struct pmc_mmap_page {

@@ -123,7 +123,7 @@ static inline char *fresh_pages(struct __test_metadata *_metadata, size_t nr)
 {
 	char *p = map_fresh_pages(nr);
 
-	ASSERT_NE(NULL, p) TH_LOG("mmap: %s", strerror(errno));
+	ASSERT_TRUE(p != NULL) TH_LOG("mmap: %s", strerror(errno));
 	return p;
 }
 

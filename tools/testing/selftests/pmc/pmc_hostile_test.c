@@ -1346,7 +1346,7 @@ TEST_F(hostile, sw_throttle)
 	struct ring_tally t[ARRAY_SIZE(runs)] = { };
 	__u64 wall[ARRAY_SIZE(runs)], rate;
 	unsigned int i;
-	long old_rate;
+	long old_rate = 0;
 
 	if (!self->root)
 		SKIP(return, "needs root: sets kernel.pmc_max_sample_rate");
