@@ -504,9 +504,13 @@ static inline long long fdinfo_overflows(int fd)
 /*
  * slab_active_objs() - active objects of a cache in /proc/slabinfo
  *
- * SLUB counts objects sitting in per-CPU slabs as active, so the cache is
- * shrunk first where /sys/kernel/slab allows it; that makes the number
- * the objects really in use.
+ * SLUB counts objects sitting in per-CPU slabs and sheaves as active, so
+ * the cache is shrunk first where /sys/kernel/slab allows it; that makes
+ * the number the objects really in use. Counters and contexts are freed
+ * with kfree_rcu(), which batches them for up to 5 s: dropping the slab
+ * caches (root only; 4 keeps the kernel log quiet) runs the kfree_rcu
+ * shrinker, which sends the batch to RCU now, so a reading a grace
+ * period later no longer counts them.
  *
  * Return: the count, or -errno (-ENOENT when the cache is not listed).
  */
@@ -516,6 +520,7 @@ static inline long slab_active_objs(const char *cache)
 	long active = -ENOENT, objs;
 	FILE *f;
 
+	write_file("/proc/sys/vm/drop_caches", "6");
 	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/shrink", cache);
 	write_file(path, "1");
 
