@@ -20,13 +20,13 @@ deps:
 	@$(SCRIPTS)/install-deps
 	@$(SCRIPTS)/base-tree
 
-# Regenerate the mailable series after changing the sources.
+# patches/ is the source of truth; see "Changing a patch" in README.md.
 series: deps
-	@$(SCRIPTS)/mkseries
+	@$(SCRIPTS)/series check
 
 # The patched tree, from patches/ (what is mailed is what is built).
 src: deps
-	@$(SCRIPTS)/mkseries --apply
+	@$(SCRIPTS)/series apply
 
 kernel-fast kernel-debug: kernel-%: src
 	@$(SCRIPTS)/build-kernel $*
@@ -49,7 +49,7 @@ fuzz: tools-debug
 	@$(SCRIPTS)/fuzz $(FUZZ_SECONDS)
 
 check: deps
-	@$(SCRIPTS)/mkseries --check
+	@$(SCRIPTS)/series check
 	@$(SCRIPTS)/checkpatch-series
 	@$(MAKE) -s tools-debug
 	@$(SCRIPTS)/run-tests debug
