@@ -172,6 +172,7 @@ static void pmc_key_put(void)
 static void __pmc_counter_free(struct pmc_counter *counter)
 {
 	pmc_sample_destroy(counter);
+	pmc_rb_counter_destroy(counter);
 	if (counter->ctx) {
 		pmc_ctx_put(counter->ctx);
 		pmc_key_put();
@@ -237,6 +238,7 @@ struct pmc_counter *pmc_counter_alloc(const struct pmc_attr *attr,
 	mutex_init(&counter->child_mutex);
 	INIT_LIST_HEAD(&counter->child_list);
 	INIT_LIST_HEAD(&counter->child_entry);
+	pmc_rb_counter_init(counter);
 	pmc_sample_init(counter);
 
 	ret = pmu->init(counter);
@@ -593,14 +595,6 @@ static const struct ctl_table pmc_sysctls[] = {
 		.extra2		= SYSCTL_TWO,
 	},
 	{
-		.procname	= "pmc_mlock_kb",
-		.data		= &sysctl_pmc_mlock_kb,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= proc_dointvec_minmax,
-		.extra1		= SYSCTL_ZERO,
-	},
-	{
 		.procname	= "pmc_mux_interval_ms",
 		.data		= &sysctl_pmc_mux_interval_ms,
 		.maxlen		= sizeof(int),
@@ -608,14 +602,6 @@ static const struct ctl_table pmc_sysctls[] = {
 		.proc_handler	= proc_dointvec_minmax,
 		.extra1		= SYSCTL_ONE,
 		.extra2		= SYSCTL_ONE_THOUSAND,
-	},
-	{
-		.procname	= "pmc_max_sample_rate",
-		.data		= &sysctl_pmc_max_sample_rate,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= proc_dointvec_minmax,
-		.extra1		= SYSCTL_ONE,
 	},
 };
 

@@ -137,12 +137,12 @@ struct pmc_rb_part {
 	size_t len;
 };
 
-extern int sysctl_pmc_mlock_kb;
 bool pmc_rb_write(struct pmc_counter *counter, const struct pmc_rb_part *parts,
 		  int nr_parts, bool sample);
 void pmc_rb_lost(struct pmc_counter *counter);
 void pmc_rb_kick(struct pmc_counter *counter);
-void pmc_rb_wakeup_work(struct irq_work *work);
+void pmc_rb_counter_init(struct pmc_counter *counter);
+void pmc_rb_counter_destroy(struct pmc_counter *counter);
 __poll_t pmc_rb_poll(struct pmc_counter *counter, struct file *file,
 		     poll_table *wait);
 int pmc_rb_mmap(struct pmc_counter *counter, struct vm_area_struct *vma);
@@ -153,7 +153,6 @@ void pmc_sample_destroy(struct pmc_counter *counter);
 int pmc_refresh(struct pmc_counter *counter, unsigned long nr);
 
 /* throttle.c */
-extern int sysctl_pmc_max_sample_rate;
 bool pmc_throttle_sample(struct pmc_counter *counter);
 
 /* software.c */

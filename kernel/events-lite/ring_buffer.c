@@ -45,12 +45,13 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/sysctl.h>
 #include <linux/vmalloc.h>
 
 #include "internal.h"
 
 /* Locked memory every user may use for ring buffers, beyond the rlimit. */
-int sysctl_pmc_mlock_kb __read_mostly = 512 + (PAGE_SIZE / 1024);
+static int sysctl_pmc_mlock_kb __read_mostly = 512 + (PAGE_SIZE / 1024);
 
 #define PMC_RB_MAX_ORDER	16	/* 2^16 data pages at most */
 
@@ -115,13 +116,25 @@ static void pmc_rb_wakeup(struct pmc_counter *owner, struct pmc_ring_buffer *rb)
 }
 
 /* irq_work: wake poll() and send SIGIO, outside any writer's context. */
-void pmc_rb_wakeup_work(struct irq_work *work)
+static void pmc_rb_wakeup_work(struct irq_work *work)
 {
 	struct pmc_counter *counter = container_of(work, struct pmc_counter,
 						   wakeup_work);
 
 	wake_up_all(&counter->waitq);
 	kill_fasync(&counter->fasync, SIGIO, POLL_IN);
+}
+
+void pmc_rb_counter_init(struct pmc_counter *counter)
+{
+	mutex_init(&counter->mmap_mutex);
+	init_waitqueue_head(&counter->waitq);
+	init_irq_work(&counter->wakeup_work, pmc_rb_wakeup_work);
+}
+
+void pmc_rb_counter_destroy(struct pmc_counter *counter)
+{
+	irq_work_sync(&counter->wakeup_work);
 }
 
 static void pmc_rb_copy(struct pmc_ring_buffer *rb, u64 pos, const void *buf,
@@ -459,3 +472,21 @@ out:
 	mutex_unlock(&counter->mmap_mutex);
 	return ret;
 }
+
+static const struct ctl_table pmc_rb_sysctls[] = {
+	{
+		.procname	= "pmc_mlock_kb",
+		.data		= &sysctl_pmc_mlock_kb,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ZERO,
+	},
+};
+
+static int __init pmc_rb_init(void)
+{
+	register_sysctl_init("kernel", pmc_rb_sysctls);
+	return 0;
+}
+core_initcall(pmc_rb_init);

@@ -237,9 +237,6 @@ static void pmc_refresh_done_task(struct work_struct *work)
 
 void pmc_sample_init(struct pmc_counter *counter)
 {
-	mutex_init(&counter->mmap_mutex);
-	init_waitqueue_head(&counter->waitq);
-	init_irq_work(&counter->wakeup_work, pmc_rb_wakeup_work);
 	counter->disable_work = IRQ_WORK_INIT_HARD(pmc_refresh_done);
 	INIT_WORK(&counter->disable_task_work, pmc_refresh_done_task);
 	atomic_set(&counter->refresh_left, PMC_REFRESH_OFF);
@@ -248,7 +245,6 @@ void pmc_sample_init(struct pmc_counter *counter)
 
 void pmc_sample_destroy(struct pmc_counter *counter)
 {
-	irq_work_sync(&counter->wakeup_work);
 	irq_work_sync(&counter->disable_work);
 	cancel_work_sync(&counter->disable_task_work);
 }

@@ -24,7 +24,7 @@
 
 #include "internal.h"
 
-int sysctl_pmc_max_sample_rate __read_mostly = 100000;
+static int sysctl_pmc_max_sample_rate __read_mostly = 100000;
 
 struct pmc_budget {
 	unsigned long tick;	/* jiffies the count is for */
@@ -104,3 +104,21 @@ bool pmc_throttle_sample(struct pmc_counter *counter)
 	pmc_throttle(counter, now);
 	return false;
 }
+
+static const struct ctl_table pmc_throttle_sysctls[] = {
+	{
+		.procname	= "pmc_max_sample_rate",
+		.data		= &sysctl_pmc_max_sample_rate,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= proc_dointvec_minmax,
+		.extra1		= SYSCTL_ONE,
+	},
+};
+
+static int __init pmc_throttle_init(void)
+{
+	register_sysctl_init("kernel", pmc_throttle_sysctls);
+	return 0;
+}
+core_initcall(pmc_throttle_init);
