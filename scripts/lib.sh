@@ -18,3 +18,26 @@ export TZ=UTC LC_ALL=C
 
 log() { printf '[%s] %s\n' "${0##*/}" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+
+# The leak checks count the pmc slab caches in /proc/slabinfo. Since 7.x
+# SLUB keeps freed objects in per-CPU sheaves that count as active, and
+# shrinking does not always empty them; slab_debug on the two caches
+# turns their sheaves off (and poisons and red-zones the objects). The
+# boot arguments of a guest that runs them.
+LEAK_ARGS="slab_debug=FZPU,pmc_counter,pmc_context"
+
+# tap_totals LOG: add up the kselftest "# Totals:" lines of a guest log.
+# Prints: passed failed skipped parts (errors count as failures).
+tap_totals() {
+	awk '
+		/# Totals: pass:/ {
+			for (i = 1; i <= NF; i++) {
+				split($i, kv, ":")
+				if (kv[1] == "pass") p += kv[2]
+				if (kv[1] == "fail" || kv[1] == "error") f += kv[2]
+				if (kv[1] == "skip") s += kv[2]
+			}
+			n++
+		}
+		END { print p + 0, f + 0, s + 0, n + 0 }' "$1"
+}
