@@ -366,11 +366,6 @@ static int mux_events(const struct emu_model *emu, unsigned int *events)
 	return nr;
 }
 
-/*
- * The scaled estimate value * enabled / running of each multiplexed
- * group matches the rate of its event alone on the PMU, per ns of
- * task-clock.
- */
 /* How far a multiplexed reading, scaled up, is from @want. */
 static double mux_error(const struct pmc_reading *r, double want)
 {
@@ -379,6 +374,11 @@ static double mux_error(const struct pmc_reading *r, double want)
 	return (scaled > want ? scaled - want : want - scaled) / want;
 }
 
+/*
+ * The scaled estimate value * enabled / running of each multiplexed
+ * group matches the rate of its event alone on the PMU, per ns of
+ * task-clock.
+ */
 TEST_F(sched, mux_accuracy)
 {
 	struct pmc_reading alone, r[MAX_GROUPS];
