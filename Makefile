@@ -35,10 +35,14 @@ tools-fast tools-debug: tools-%: kernel-%
 	@$(SCRIPTS)/build-tools $*
 
 run: tools-fast
-	@PMC_KERNEL=fast $(SCRIPTS)/vm-run --quiet --add $(BUILD)/tools-fast/pmc-stat \
+	@rm -rf $(BUILD)/run && mkdir -p $(BUILD)/run
+	@PMC_KERNEL=fast $(SCRIPTS)/vm-run --quiet --share $(BUILD)/run \
+		--add $(BUILD)/tools-fast/pmc-stat \
 		--add $(BUILD)/tools-fast/pmc-record \
 		--add $(BUILD)/tools-fast/pmc-report \
 		--add $(SCRIPTS)/guest/demo -- demo
+	@echo "== on the host: pmc-report build/run/md5.data (recorded in the guest, through vm-run --share)"
+	@$(BUILD)/tools-fast/pmc-report $(BUILD)/run/md5.data
 
 # events-lite vs perf_event_open in the same guest; see README.md.
 bench: tools-fast

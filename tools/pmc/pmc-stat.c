@@ -3,17 +3,20 @@
  * pmc-stat: count events while a command (or an existing task) runs,
  * using pmc_open(2), and print the totals like perf stat.
  *
- *	pmc-stat [-e EVENT,...] [-p PID] [--] COMMAND [ARGS...]
- *	pmc-stat [-e EVENT,...] -p PID
+ *	pmc-stat [-e EVENT,...] [-p PID | -a | -C LIST] [-r N] [-x SEP | -j] [--] COMMAND...
+ *	pmc-stat [-e EVENT,...] [-x SEP | -j] -p PID | -a | -C LIST
  *
  * Counters are inherited, so a command's whole process tree is counted.
  * "{a,b}" opens a group, scheduled on the PMU as a unit; a ":D" suffix
- * pins an event or group (perf's spelling).
+ * pins an event or group (perf's spelling). -x and -j print perf stat's
+ * CSV and JSON fields; -r runs the command N times and prints means.
  */
+#include <math.h>
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -35,7 +38,7 @@ struct stat_counter {
 	const char *name;		/* as the user spelt it */
 	__u64 config;
 	enum pmc_event_unit unit;
-	int fd;				/* -1: not open */
+	int *fds;			/* per target; -1: not open */
 	size_t leader;			/* index of the group leader */
 	bool pinned;			/* ":D" */
 	bool leads;			/* opened as a group leader */
@@ -43,6 +46,10 @@ struct stat_counter {
 	bool counted;			/* ran at least once */
 	__u64 value, enabled, running;
 	double scaled;			/* value * enabled / running */
+	/* -r: over the runs that counted it */
+	unsigned int runs;
+	double sum, sumsq;		/* of scaled */
+	__u64 sum_enabled, sum_running;
 };
 
 /*
@@ -71,12 +78,23 @@ static struct stat_counter *counters;
 static size_t nr_counters;
 static bool user_only;			/* fell back to exclude_kernel */
 static volatile sig_atomic_t interrupted;
+/*
+ * What the counters watch: one task (cpus == NULL, nr_targets 1), or
+ * with -a or -C every task on each CPU in cpus[], one counter per CPU
+ * per event.
+ */
+static int *cpus;
+static size_t nr_targets = 1;
+static const char *cpu_list;		/* as given, for the report */
+static const char *csv_sep;		/* -x */
+static bool json;			/* -j */
+static unsigned int repeat = 1;		/* -r */
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: pmc-stat [-e EVENT,...] [-p PID] [--] COMMAND [ARGS...]\n"
-		"       pmc-stat [-e EVENT,...] -p PID\n"
+		"usage: pmc-stat [-e EVENT,...] [-p PID | -a | -C LIST] [-r N] [-x SEP | -j] [--] COMMAND [ARGS...]\n"
+		"       pmc-stat [-e EVENT,...] [-x SEP | -j] -p PID | -a | -C LIST\n"
 		"\n"
 		"Run COMMAND and print event counts for it, or count an existing\n"
 		"task PID while COMMAND runs or until it exits or SIGINT.\n"
@@ -85,6 +103,15 @@ static void usage(FILE *out)
 		"                         " DEFAULT_EVENTS ");\n"
 		"                         {EVENT,...} is a group, EVENT:D pinned\n"
 		"  -p, --pid=PID          attach to task PID instead of COMMAND\n"
+		"  -a, --all-cpus         count every task on every online CPU\n"
+		"                         (while COMMAND runs, or until SIGINT)\n"
+		"  -C, --cpu=LIST         the same on the CPUs of LIST (0,2-3)\n"
+		"  -r, --repeat=N         run COMMAND N times; print the means and\n"
+		"                         the relative standard error of each\n"
+		"  -x, --field-separator=SEP  one CSV line per event: value, unit,\n"
+		"                         event, [stddev %% with -r,] time running,\n"
+		"                         %% counted, metric, metric unit\n"
+		"  -j, --json             one JSON object per event (perf's keys)\n"
 		"  -h, --help             show this help\n"
 		"\n"
 		"Events:\n");
@@ -148,7 +175,6 @@ static void add_events(const char *arg)
 		c = &counters[nr_counters++];
 		memset(c, 0, sizeof(*c));
 		c->name = name;
-		c->fd = -1;
 		c->supported = true;
 		if (opens) {
 			in_group = true;
@@ -175,84 +201,213 @@ static void add_events(const char *arg)
 	}
 }
 
-static void close_counters(void)
+/* Once the targets are known: one fd slot per target per event. */
+static void alloc_fds(void)
 {
 	size_t i;
 
 	for (i = 0; i < nr_counters; i++) {
-		if (counters[i].fd >= 0)
-			close(counters[i].fd);
-		counters[i].fd = -1;
+		counters[i].fds = malloc(nr_targets * sizeof(int));
+		if (!counters[i].fds) {
+			perror("pmc-stat");
+			exit(1);
+		}
+		memset(counters[i].fds, -1, nr_targets * sizeof(int));
 	}
 }
 
+/* "0,2-3": the CPUs of a list, as in sysfs and perf -C. */
+static void parse_cpu_list(const char *list)
+{
+	const char *p = list;
+
+	free(cpus);
+	cpus = NULL;
+	nr_targets = 0;
+	while (*p) {
+		char *end;
+		long lo, hi;
+
+		errno = 0;
+		lo = strtol(p, &end, 10);
+		hi = lo;
+		if (!errno && end != p && *end == '-') {
+			p = end + 1;
+			hi = strtol(p, &end, 10);
+		}
+		if (errno || end == p || lo < 0 || hi < lo || hi > 65535 ||
+		    (*end && *end != ',' && *end != '\n'))
+			goto bad;
+		for (; lo <= hi; lo++) {
+			cpus = realloc(cpus, (nr_targets + 1) * sizeof(*cpus));
+			if (!cpus) {
+				perror("pmc-stat");
+				exit(1);
+			}
+			cpus[nr_targets++] = lo;
+		}
+		p = *end ? end + 1 : end;
+		if (*p == '\n')
+			break;
+	}
+	if (nr_targets)
+		return;
+bad:
+	fprintf(stderr, "pmc-stat: bad CPU list '%s': use N,M-K\n", list);
+	exit(2);
+}
+
+/* -a: every online CPU. */
+static void all_cpus(void)
+{
+	static char online[4096];
+	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
+
+	if (!f || !fgets(online, sizeof(online), f)) {
+		perror("pmc-stat: /sys/devices/system/cpu/online");
+		exit(1);
+	}
+	fclose(f);
+	parse_cpu_list(online);
+}
+
+static void close_counters(void)
+{
+	size_t i, t;
+
+	for (i = 0; i < nr_counters; i++) {
+		for (t = 0; t < nr_targets; t++) {
+			if (counters[i].fds[t] >= 0)
+				close(counters[i].fds[t]);
+			counters[i].fds[t] = -1;
+		}
+	}
+}
+
+static bool cpu_is_offline(int cpu)
+{
+	char path[64];
+	FILE *f;
+	int online = 1;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	f = fopen(path, "r");
+	if (!f)
+		return false;	/* CPUs that cannot go offline have no file */
+	if (fscanf(f, "%d", &online) != 1)
+		online = 1;
+	fclose(f);
+	return !online;
+}
+
+/* Why a per-CPU counter was refused (EACCES): the policy and its fix. */
+static void explain_cpu_eacces(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/pmc_paranoid", "r");
+	int level = 2;
+
+	if (f) {
+		if (fscanf(f, "%d", &level) != 1)
+			level = 2;
+		fclose(f);
+	}
+	fprintf(stderr, "pmc-stat: -a and -C count every task on a CPU: that needs CAP_PERFMON (or CAP_SYS_ADMIN), or kernel.pmc_paranoid <= 0 (it is %d)\n",
+		level);
+}
+
+/* Open @c on target @t (@pid, or cpus[t]); the fd or -1 with errno. */
+static int open_one(struct stat_counter *c, size_t i, size_t t, pid_t pid)
+{
+	/* A member whose leader could not open counts on its own. */
+	int group_fd = c->leader == i ? -1 : counters[c->leader].fds[t];
+	struct pmc_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.config = c->config;
+	attr.read_format = PMC_FORMAT_TOTAL_TIME_ENABLED |
+			   PMC_FORMAT_TOTAL_TIME_RUNNING;
+	attr.exclude_kernel = user_only;
+	attr.inherit = !cpus;		/* a command's whole process tree */
+	attr.pinned = c->pinned && group_fd < 0;
+	/* Leaders start once their groups are complete. */
+	c->leads = group_fd < 0;
+	attr.disabled = c->leads;
+	fd = sys_pmc_open(&attr, cpus ? -1 : pid, cpus ? cpus[t] : -1,
+			  group_fd, PMC_FLAG_FD_CLOEXEC);
+	/* At pmc_paranoid 2 only user-mode counting of a task is allowed. */
+	if (fd < 0 && errno == EACCES && !user_only && !cpus) {
+		user_only = true;
+		attr.exclude_kernel = 1;
+		fd = sys_pmc_open(&attr, pid, -1, group_fd, PMC_FLAG_FD_CLOEXEC);
+	}
+	return fd;
+}
+
 /*
- * Open every counter on @pid. Events without a PMU are marked and
- * skipped; any other failure is fatal and returns -1 (message printed).
+ * Open every counter on @pid, or on each CPU of -a/-C. Events without a
+ * PMU are marked and skipped; any other failure is fatal and returns -1
+ * (message printed).
  */
 static int open_counters(pid_t pid)
 {
-	size_t i;
+	size_t i, t;
 
 	for (i = 0; i < nr_counters; i++) {
 		struct stat_counter *c = &counters[i];
-		/* A member whose leader could not open counts on its own. */
-		int group_fd = c->leader == i ? -1 : counters[c->leader].fd;
-		struct pmc_attr attr;
-		int err;
 
-		memset(&attr, 0, sizeof(attr));
-		attr.config = c->config;
-		attr.read_format = PMC_FORMAT_TOTAL_TIME_ENABLED |
-				   PMC_FORMAT_TOTAL_TIME_RUNNING;
-		attr.exclude_kernel = user_only;
-		attr.inherit = 1;
-		attr.pinned = c->pinned && group_fd < 0;
-		/* Leaders start once their groups are complete. */
-		c->leads = group_fd < 0;
-		attr.disabled = c->leads;
-		c->fd = sys_pmc_open(&attr, pid, -1, group_fd,
-				     PMC_FLAG_FD_CLOEXEC);
-		/* At pmc_paranoid 2 only user-mode counting is allowed. */
-		if (c->fd < 0 && errno == EACCES && !user_only) {
-			user_only = true;
-			attr.exclude_kernel = 1;
-			c->fd = sys_pmc_open(&attr, pid, -1, group_fd,
-					     PMC_FLAG_FD_CLOEXEC);
-		}
-		if (c->fd >= 0)
-			continue;
+		for (t = 0; t < nr_targets && c->supported; t++) {
+			int err;
 
-		err = errno;
-		if (err == ENOSYS) {
-			fprintf(stderr, "pmc-stat: pmc_open not supported by this kernel (ENOSYS)\n");
+			c->fds[t] = open_one(c, i, t, pid);
+			if (c->fds[t] >= 0)
+				continue;
+
+			err = errno;
+			if (err == ENOSYS) {
+				fprintf(stderr, "pmc-stat: pmc_open not supported by this kernel (ENOSYS)\n");
+				goto fail;
+			}
+			if (cpus && err == EACCES) {
+				explain_cpu_eacces();
+				goto fail;
+			}
+			if (cpus && err == ENODEV && cpu_is_offline(cpus[t])) {
+				fprintf(stderr, "pmc-stat: CPU %d is offline\n", cpus[t]);
+				goto fail;
+			}
+			if (cpus && err == EINVAL && !pmc_config_needs_pmu(c->config)) {
+				fprintf(stderr, "pmc-stat: there is no CPU %d\n", cpus[t]);
+				goto fail;
+			}
+			if (pmc_config_needs_pmu(c->config) && err == ENODEV) {
+				fprintf(stderr, "pmc-stat: %s: no hardware PMU (ENODEV)\n",
+					c->name);
+				c->supported = false;
+				continue;
+			}
+			if (pmc_config_needs_pmu(c->config) && err == EINVAL) {
+				fprintf(stderr, "pmc-stat: %s: not supported by this CPU (EINVAL)\n",
+					c->name);
+				c->supported = false;
+				continue;
+			}
+			fprintf(stderr, "pmc-stat: pmc_open(%s): %s\n", c->name,
+				strerror(err));
 			goto fail;
 		}
-		if (pmc_config_needs_pmu(c->config) && err == ENODEV) {
-			fprintf(stderr, "pmc-stat: %s: no hardware PMU (ENODEV)\n",
-				c->name);
-			c->supported = false;
-			continue;
-		}
-		if (pmc_config_needs_pmu(c->config) && err == EINVAL) {
-			fprintf(stderr, "pmc-stat: %s: not supported by this CPU (EINVAL)\n",
-				c->name);
-			c->supported = false;
-			continue;
-		}
-		fprintf(stderr, "pmc-stat: pmc_open(%s): %s\n", c->name,
-			strerror(err));
-		goto fail;
 	}
 	for (i = 0; i < nr_counters; i++) {
 		struct stat_counter *c = &counters[i];
 
-		if (c->fd < 0 || !c->leads)
-			continue;
-		if (ioctl(c->fd, PMC_IOC_ENABLE) < 0) {
-			fprintf(stderr, "pmc-stat: enable(%s): %s\n", c->name,
-				strerror(errno));
-			goto fail;
+		for (t = 0; t < nr_targets && c->leads; t++) {
+			if (c->fds[t] < 0)
+				continue;
+			if (ioctl(c->fds[t], PMC_IOC_ENABLE) < 0) {
+				fprintf(stderr, "pmc-stat: enable(%s): %s\n",
+					c->name, strerror(errno));
+				goto fail;
+			}
 		}
 	}
 	return 0;
@@ -261,37 +416,44 @@ fail:
 	return -1;
 }
 
+/* Each event's count, summed over the targets, and scaled. */
 static void read_counters(void)
 {
-	size_t i;
+	size_t i, t;
 
 	for (i = 0; i < nr_counters; i++) {
 		struct stat_counter *c = &counters[i];
-		__u64 buf[3];
-		ssize_t n;
 
-		if (c->fd < 0)
-			continue;
-		n = read(c->fd, buf, sizeof(buf));
-		if (n != sizeof(buf)) {
-			/* 0 is a pinned group in error state: never counted. */
-			if (n == 0)
-				fprintf(stderr, "pmc-stat: warning: %s: pinned group did not fit on the PMU (error state)\n",
-					c->name);
-			else if (n < 0)
-				fprintf(stderr, "pmc-stat: read(%s): %s\n",
-					c->name, strerror(errno));
-			else if (n > 0)
-				fprintf(stderr, "pmc-stat: read(%s): short read (%zd bytes)\n",
-					c->name, n);
-			continue;
+		c->counted = false;
+		c->value = c->enabled = c->running = 0;
+		for (t = 0; t < nr_targets; t++) {
+			__u64 buf[3];
+			ssize_t n;
+
+			if (c->fds[t] < 0)
+				continue;
+			n = read(c->fds[t], buf, sizeof(buf));
+			if (n != sizeof(buf)) {
+				/* 0 is a pinned group in error state: never counted. */
+				if (n == 0)
+					fprintf(stderr, "pmc-stat: warning: %s: pinned group did not fit on the PMU (error state)\n",
+						c->name);
+				else if (n < 0)
+					fprintf(stderr, "pmc-stat: read(%s): %s\n",
+						c->name, strerror(errno));
+				else
+					fprintf(stderr, "pmc-stat: read(%s): short read (%zd bytes)\n",
+						c->name, n);
+				continue;
+			}
+			c->value += buf[0];
+			c->enabled += buf[1];
+			c->running += buf[2];
+			/* Times are both 0 when the task never ran: the value is exact. */
+			if (buf[2] || !buf[1])
+				c->counted = true;
 		}
-		c->value = buf[0];
-		c->enabled = buf[1];
-		c->running = buf[2];
 		c->scaled = c->value;
-		/* Times are both 0 when the task never ran: the value is exact. */
-		c->counted = c->running || !c->enabled;
 		if (c->running && c->running < c->enabled)
 			c->scaled = (double)c->value * c->enabled / c->running;
 	}
@@ -307,9 +469,9 @@ static const struct stat_counter *find_counted(__u64 config)
 	return NULL;
 }
 
-/* Format the "# ..." comment for @c into @buf; false if none applies. */
-static bool format_ratio(const struct stat_counter *c, double elapsed_ns,
-			 char *buf, size_t size)
+/* The ratio that applies to @c, with its value in @val; NULL if none. */
+static const struct stat_ratio *find_ratio(const struct stat_counter *c,
+					   double elapsed_ns, double *val)
 {
 	size_t i;
 
@@ -330,11 +492,97 @@ static bool format_ratio(const struct stat_counter *c, double elapsed_ns,
 		}
 		if (d <= 0)
 			continue;
-		snprintf(buf, size, " # %8.*f%s", r->precision,
-			 c->scaled / d * r->scale, r->label);
-		return true;
+		*val = c->scaled / d * r->scale;
+		return r;
 	}
-	return false;
+	return NULL;
+}
+
+/* Format the "# ..." comment for @c into @buf; false if none applies. */
+static bool format_ratio(const struct stat_counter *c, double elapsed_ns,
+			 char *buf, size_t size)
+{
+	const struct stat_ratio *r;
+	double val;
+
+	r = find_ratio(c, elapsed_ns, &val);
+	if (!r)
+		return false;
+	snprintf(buf, size, " # %8.*f%s", r->precision, val, r->label);
+	return true;
+}
+
+/* -r: the standard error of the mean, in % of the mean (as perf). */
+static double rel_stderr(const struct stat_counter *c)
+{
+	double mean, var;
+
+	if (c->runs < 2 || c->sum <= 0)
+		return 0;
+	mean = c->sum / c->runs;
+	var = (c->sumsq - c->runs * mean * mean) / (c->runs - 1);
+	if (var < 0)
+		var = 0;
+	return 100.0 * sqrt(var / c->runs) / mean;
+}
+
+/*
+ * -x SEP: perf stat's CSV fields: value, unit, event, [stddev % with
+ * -r,] time running (ns), % counted, metric value, metric unit.
+ */
+static void print_counter_csv(const struct stat_counter *c, double elapsed_ns)
+{
+	const struct stat_ratio *r = NULL;
+	const char *s = csv_sep;
+	double val = 0;
+
+	if (!c->supported || !c->counted)
+		fprintf(stderr, "%s%s%s%s", c->supported ? "<not counted>" :
+			"<not supported>", s, s, c->name);
+	else if (c->unit == PMC_UNIT_NSEC)
+		fprintf(stderr, "%.2f%smsec%s%s", c->scaled / 1e6, s, s, c->name);
+	else
+		fprintf(stderr, "%.0f%s%s%s", c->scaled, s, s, c->name);
+	if (repeat > 1)
+		fprintf(stderr, "%s%.2f%%", s, rel_stderr(c));
+	fprintf(stderr, "%s%" PRIu64 "%s%.2f", s, (uint64_t)c->running, s,
+		c->enabled ? 100.0 * c->running / c->enabled : 100.0);
+	if (c->counted)
+		r = find_ratio(c, elapsed_ns, &val);
+	if (r)
+		fprintf(stderr, "%s%.*f%s%s\n", s, r->precision, val, s,
+			r->label + (r->label[0] == ' '));
+	else
+		fprintf(stderr, "%s%s\n", s, s);
+}
+
+/* -j: one JSON object per line, with perf stat -j's keys. */
+static void print_counter_json(const struct stat_counter *c, double elapsed_ns)
+{
+	const struct stat_ratio *r = NULL;
+	double val = 0;
+
+	fprintf(stderr, "{\"counter-value\" : ");
+	if (!c->supported || !c->counted)
+		fprintf(stderr, "\"%s\"", c->supported ? "<not counted>" :
+			"<not supported>");
+	else if (c->unit == PMC_UNIT_NSEC)
+		fprintf(stderr, "\"%.6f\"", c->scaled / 1e6);
+	else
+		fprintf(stderr, "\"%.6f\"", c->scaled);
+	fprintf(stderr, ", \"unit\" : \"%s\", \"event\" : \"%s\"",
+		c->unit == PMC_UNIT_NSEC ? "msec" : "", c->name);
+	if (repeat > 1)
+		fprintf(stderr, ", \"variance\" : %.2f", rel_stderr(c));
+	fprintf(stderr, ", \"event-runtime\" : %" PRIu64 ", \"pcnt-running\" : %.2f",
+		(uint64_t)c->running,
+		c->enabled ? 100.0 * c->running / c->enabled : 100.0);
+	if (c->counted)
+		r = find_ratio(c, elapsed_ns, &val);
+	if (r)
+		fprintf(stderr, ", \"metric-value\" : \"%.6f\", \"metric-unit\" : \"%s\"",
+			val, r->label + (r->label[0] == ' '));
+	fprintf(stderr, "}\n");
 }
 
 static void print_counter(const struct stat_counter *c, double elapsed_ns)
@@ -361,11 +609,13 @@ static void print_counter(const struct stat_counter *c, double elapsed_ns)
 		fprintf(stderr, "%15" PRIu64 "      ", (uint64_t)c->value);
 
 	commented = format_ratio(c, elapsed_ns, comment, sizeof(comment));
-	if (!commented && !scaled) {
+	if (!commented && !scaled && repeat == 1) {
 		fprintf(stderr, "%s\n", c->name);
 		return;
 	}
 	fprintf(stderr, "%-25s%s", c->name, commented ? comment : "");
+	if (repeat > 1)
+		fprintf(stderr, "  ( +- %5.2f%% )", rel_stderr(c));
 	if (scaled)
 		fprintf(stderr, "  (%.1f%% counted)",
 			100.0 * c->running / c->enabled);
@@ -376,8 +626,19 @@ static void print_stats(pid_t attach_pid, char **cmd, double elapsed_ns)
 {
 	size_t i;
 
+	if (csv_sep || json) {
+		for (i = 0; i < nr_counters; i++) {
+			if (json)
+				print_counter_json(&counters[i], elapsed_ns);
+			else
+				print_counter_csv(&counters[i], elapsed_ns);
+		}
+		return;
+	}
 	fprintf(stderr, "\n Counter stats for ");
-	if (attach_pid > 0) {
+	if (cpus) {
+		fprintf(stderr, "'%s'", cpu_list ? cpu_list : "system wide");
+	} else if (attach_pid > 0) {
 		fprintf(stderr, "process id '%d'", (int)attach_pid);
 	} else {
 		fputc('\'', stderr);
@@ -385,12 +646,16 @@ static void print_stats(pid_t attach_pid, char **cmd, double elapsed_ns)
 			fprintf(stderr, "%s%s", i ? " " : "", cmd[i]);
 		fputc('\'', stderr);
 	}
-	fprintf(stderr, "%s:\n\n", user_only ? " (user only)" : "");
+	fprintf(stderr, "%s", user_only ? " (user only)" : "");
+	if (repeat > 1)
+		fprintf(stderr, " (%u runs)", repeat);
+	fprintf(stderr, ":\n\n");
 
 	for (i = 0; i < nr_counters; i++)
 		print_counter(&counters[i], elapsed_ns);
 
-	fprintf(stderr, "\n%15.6f seconds time elapsed\n\n", elapsed_ns / 1e9);
+	fprintf(stderr, "\n%15.6f seconds time elapsed%s\n\n", elapsed_ns / 1e9,
+		repeat > 1 ? " (mean)" : "");
 }
 
 static double now_ns(void)
@@ -421,6 +686,15 @@ static int run_command(struct pmc_child *child, char **cmd)
 	return child->status;
 }
 
+/* -a or -C with no command: count until SIGINT. */
+static void wait_for_sigint(void)
+{
+	struct timespec ts = { 0, PID_POLL_NS };
+
+	while (!interrupted)
+		nanosleep(&ts, NULL);
+}
+
 /* -p PID with no command: count until PID is gone or SIGINT. */
 static void wait_for_task(pid_t pid)
 {
@@ -433,15 +707,106 @@ static void wait_for_task(pid_t pid)
 	}
 }
 
-static pid_t parse_pid(const char *arg)
+/* Add this run's counts to the -r totals. */
+static void accumulate(void)
+{
+	size_t i;
+
+	for (i = 0; i < nr_counters; i++) {
+		struct stat_counter *c = &counters[i];
+
+		if (!c->counted)
+			continue;
+		c->runs++;
+		c->sum += c->scaled;
+		c->sumsq += c->scaled * c->scaled;
+		c->sum_enabled += c->enabled;
+		c->sum_running += c->running;
+	}
+}
+
+/* After the last run: the means, where the printers look for values. */
+static void average(void)
+{
+	size_t i;
+
+	for (i = 0; i < nr_counters; i++) {
+		struct stat_counter *c = &counters[i];
+
+		c->counted = c->runs > 0;
+		if (!c->runs)
+			continue;
+		c->scaled = c->sum / c->runs;
+		c->value = llround(c->scaled);
+		c->enabled = c->sum_enabled;
+		c->running = c->sum_running;
+	}
+}
+
+/*
+ * One count: of a new COMMAND, of task @attach_pid while COMMAND runs,
+ * or of @attach_pid until it exits or SIGINT. The counts are left in
+ * counters[]; returns COMMAND's exit status, or -1 (message printed) or
+ * -127 (COMMAND could not run) as pmc-stat's own exit status, negated.
+ */
+static int count_once(pid_t attach_pid, char **cmd,
+		      const struct sigaction *sa, double *elapsed_ns)
+{
+	struct pmc_child child;
+	int status = 0;
+	double start;
+
+	if (cpus && !cmd[0]) {
+		/* -a or -C alone: until SIGINT. */
+		sigaction(SIGINT, sa, NULL);
+		if (open_counters(0))
+			return -1;
+		start = now_ns();
+		wait_for_sigint();
+	} else if (!attach_pid) {
+		if (pmc_child_spawn(&child, "pmc-stat", cmd))
+			return -1;
+		sigaction(SIGINT, sa, NULL);
+		if (open_counters(child.pid)) {
+			pmc_child_abort(&child);
+			return -1;
+		}
+		start = now_ns();
+		status = run_command(&child, cmd);
+		if (status < 0)
+			return -127;
+	} else {
+		if (open_counters(attach_pid))
+			return -1;
+		sigaction(SIGINT, sa, NULL);
+		start = now_ns();
+		if (cmd[0]) {
+			if (pmc_child_spawn(&child, "pmc-stat", cmd))
+				return -1;
+			status = run_command(&child, cmd);
+			if (status < 0)
+				return -127;
+		} else {
+			wait_for_task(attach_pid);
+		}
+	}
+	/* Counters outlive their task, so reading after exit is fine. */
+	read_counters();
+	*elapsed_ns = now_ns() - start;
+	close_counters();
+	return status;
+}
+
+static long parse_number(const char *arg, long min, long max, const char *what)
 {
 	char *end;
 	long val;
 
 	errno = 0;
 	val = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || val <= 0 || val != (pid_t)val) {
-		fprintf(stderr, "pmc-stat: invalid pid '%s'\n", arg);
+	if (errno || end == arg || *end || val < min || val > max) {
+		fprintf(stderr, "pmc-stat: invalid %s '%s' (%ld to %ld)\n", what,
+			arg, min, max);
 		exit(2);
 	}
 	return val;
@@ -450,30 +815,56 @@ static pid_t parse_pid(const char *arg)
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "event", required_argument, NULL, 'e' },
-		{ "pid",   required_argument, NULL, 'p' },
-		{ "help",  no_argument,       NULL, 'h' },
+		{ "event",           required_argument, NULL, 'e' },
+		{ "pid",             required_argument, NULL, 'p' },
+		{ "all-cpus",        no_argument,       NULL, 'a' },
+		{ "cpu",             required_argument, NULL, 'C' },
+		{ "repeat",          required_argument, NULL, 'r' },
+		{ "field-separator", required_argument, NULL, 'x' },
+		{ "json",            no_argument,       NULL, 'j' },
+		{ "help",            no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	double elapsed_ns = 0, run_ns;
 	struct sigaction sa;
-	struct pmc_child child;
 	pid_t attach_pid = 0;
-	char **cmd;
-	double start;
+	unsigned int run;
 	int opt, status = 0;
+	char **cmd;
 
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
 	}
 	/* '+': options after COMMAND belong to COMMAND. */
-	while ((opt = getopt_long(argc, argv, "+e:p:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+e:p:aC:r:x:jh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'e':
 			add_events(optarg);
 			break;
 		case 'p':
-			attach_pid = parse_pid(optarg);
+			attach_pid = parse_number(optarg, 1, INT_MAX, "pid");
+			break;
+		case 'a':
+			all_cpus();
+			cpu_list = NULL;
+			break;
+		case 'C':
+			parse_cpu_list(optarg);
+			cpu_list = optarg;
+			break;
+		case 'r':
+			repeat = parse_number(optarg, 1, 100000, "repeat count");
+			break;
+		case 'x':
+			if (!optarg[0]) {
+				fprintf(stderr, "pmc-stat: -x needs a separator\n");
+				return 2;
+			}
+			csv_sep = optarg;
+			break;
+		case 'j':
+			json = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -484,49 +875,40 @@ int main(int argc, char **argv)
 		}
 	}
 	cmd = argv + optind;
-	if (!cmd[0] && !attach_pid) {
+	if (!cmd[0] && !attach_pid && !cpus) {
 		usage(stderr);
+		return 2;
+	}
+	if (cpus && attach_pid) {
+		fprintf(stderr, "pmc-stat: -p counts a task, -a and -C CPUs: choose one\n");
+		return 2;
+	}
+	if (csv_sep && json) {
+		fprintf(stderr, "pmc-stat: -x and -j are two output formats: choose one\n");
+		return 2;
+	}
+	if (repeat > 1 && !cmd[0]) {	/* also -a or -C alone */
+		fprintf(stderr, "pmc-stat: -r needs a COMMAND to run again\n");
 		return 2;
 	}
 	if (!nr_counters)
 		add_events(DEFAULT_EVENTS);
+	alloc_fds();
 
 	/* SIGINT stops the count (and the command) but not the report. */
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_sigint;
 	sigemptyset(&sa.sa_mask);
 
-	if (!attach_pid) {
-		if (pmc_child_spawn(&child, "pmc-stat", cmd))
-			return 1;
-		sigaction(SIGINT, &sa, NULL);
-		if (open_counters(child.pid)) {
-			pmc_child_abort(&child);
-			return 1;
-		}
-		start = now_ns();
-		status = run_command(&child, cmd);
+	for (run = 0; run < repeat && !interrupted; run++) {
+		status = count_once(attach_pid, cmd, &sa, &run_ns);
 		if (status < 0)
-			return 127;
-	} else {
-		if (open_counters(attach_pid))
-			return 1;
-		sigaction(SIGINT, &sa, NULL);
-		start = now_ns();
-		if (cmd[0]) {
-			if (pmc_child_spawn(&child, "pmc-stat", cmd))
-				return 1;
-			status = run_command(&child, cmd);
-			if (status < 0)
-				return 127;
-		} else {
-			wait_for_task(attach_pid);
-		}
+			return -status;
+		accumulate();
+		elapsed_ns += run_ns;
 	}
-
-	/* Counters outlive their task, so reading after exit is fine. */
-	read_counters();
-	print_stats(attach_pid, cmd, now_ns() - start);
-	close_counters();
+	repeat = run;		/* fewer after SIGINT */
+	average();
+	print_stats(attach_pid, cmd, elapsed_ns / run);
 	return status;
 }
