@@ -3,13 +3,14 @@
  * pmc-stat: count events while a command (or an existing task) runs,
  * using pmc_open(2), and print the totals like perf stat.
  *
- *	pmc-stat [-e EVENT,...] [-p PID | -a | -C LIST] [-r N] [-x SEP | -j] [--] COMMAND...
- *	pmc-stat [-e EVENT,...] [-x SEP | -j] -p PID | -a | -C LIST
+ *	pmc-stat [-e EVENT,...] [-p PID | -a | -C LIST] [-r N | -I MS] [-x SEP | -j] [--] COMMAND...
+ *	pmc-stat [-e EVENT,...] [-I MS] [-x SEP | -j] -p PID | -a | -C LIST
  *
  * Counters are inherited, so a command's whole process tree is counted.
  * "{a,b}" opens a group, scheduled on the PMU as a unit; a ":D" suffix
  * pins an event or group (perf's spelling). -x and -j print perf stat's
- * CSV and JSON fields; -r runs the command N times and prints means.
+ * CSV and JSON fields; -r runs the command N times and prints means; -I
+ * prints the counts of each interval as it ends.
  */
 #include <math.h>
 #define _GNU_SOURCE
@@ -31,8 +32,12 @@
 
 #define DEFAULT_EVENTS	"task-clock,context-switches,cpu-migrations,page-faults"
 
-/* How often -p without a command checks whether the task still exists. */
+/*
+ * How often a count that waits for a task to go, or for SIGINT, looks
+ * (with -I, while a command runs too).
+ */
 #define PID_POLL_NS	100000000L
+#define INTERVAL_STEP_NS	10000000L
 
 struct stat_counter {
 	const char *name;		/* as the user spelt it */
@@ -50,6 +55,8 @@ struct stat_counter {
 	unsigned int runs;
 	double sum, sumsq;		/* of scaled */
 	__u64 sum_enabled, sum_running;
+	/* -I: the totals at the last interval */
+	__u64 last_value, last_enabled, last_running;
 };
 
 /*
@@ -89,12 +96,14 @@ static const char *cpu_list;		/* as given, for the report */
 static const char *csv_sep;		/* -x */
 static bool json;			/* -j */
 static unsigned int repeat = 1;		/* -r */
+static long interval_ms;		/* -I: print every interval_ms */
+static double interval_time = -1;	/* -I: seconds, for the printers */
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: pmc-stat [-e EVENT,...] [-p PID | -a | -C LIST] [-r N] [-x SEP | -j] [--] COMMAND [ARGS...]\n"
-		"       pmc-stat [-e EVENT,...] [-x SEP | -j] -p PID | -a | -C LIST\n"
+		"usage: pmc-stat [-e EVENT,...] [-p PID | -a | -C LIST] [-r N | -I MS] [-x SEP | -j] [--] COMMAND [ARGS...]\n"
+		"       pmc-stat [-e EVENT,...] [-I MS] [-x SEP | -j] -p PID | -a | -C LIST\n"
 		"\n"
 		"Run COMMAND and print event counts for it, or count an existing\n"
 		"task PID while COMMAND runs or until it exits or SIGINT.\n"
@@ -112,6 +121,8 @@ static void usage(FILE *out)
 		"                         event, [stddev %% with -r,] time running,\n"
 		"                         %% counted, metric, metric unit\n"
 		"  -j, --json             one JSON object per event (perf's keys)\n"
+		"  -I, --interval-print=MS  print the counts of every MS ms (10 or\n"
+		"                         more), stamped with the time, and no total\n"
 		"  -h, --help             show this help\n"
 		"\n"
 		"Events:\n");
@@ -536,6 +547,8 @@ static void print_counter_csv(const struct stat_counter *c, double elapsed_ns)
 	const char *s = csv_sep;
 	double val = 0;
 
+	if (interval_time >= 0)
+		fprintf(stderr, "%.6f%s", interval_time, s);
 	if (!c->supported || !c->counted)
 		fprintf(stderr, "%s%s%s%s", c->supported ? "<not counted>" :
 			"<not supported>", s, s, c->name);
@@ -562,7 +575,10 @@ static void print_counter_json(const struct stat_counter *c, double elapsed_ns)
 	const struct stat_ratio *r = NULL;
 	double val = 0;
 
-	fprintf(stderr, "{\"counter-value\" : ");
+	fputc('{', stderr);
+	if (interval_time >= 0)
+		fprintf(stderr, "\"interval\" : %.6f, ", interval_time);
+	fprintf(stderr, "\"counter-value\" : ");
 	if (!c->supported || !c->counted)
 		fprintf(stderr, "\"%s\"", c->supported ? "<not counted>" :
 			"<not supported>");
@@ -591,6 +607,8 @@ static void print_counter(const struct stat_counter *c, double elapsed_ns)
 	bool commented;
 	char comment[64];
 
+	if (interval_time >= 0)
+		fprintf(stderr, "%15.6f ", interval_time);
 	/* Markers end where the unit column does, so names line up. */
 	if (!c->supported) {
 		fprintf(stderr, "%20s %s\n", "<not supported>", c->name);
@@ -676,35 +694,96 @@ static void on_sigint(int sig)
  * Release the held @child and wait for it: its exit code, or -1 with the
  * counters closed if it could not exec.
  */
-static int run_command(struct pmc_child *child, char **cmd)
+/*
+ * -I: print what each counter counted since the last interval, stamped
+ * with the seconds since the count began; then leave the totals as they
+ * were read.
+ */
+static void print_interval(double start_ns, double *last_ns)
+{
+	double now = now_ns();
+	size_t i;
+
+	read_counters();
+	if (*last_ns == start_ns && !json && !csv_sep)
+		fprintf(stderr, "#%14s %15s      %s\n", "time", "counts", "event");
+	interval_time = (now - start_ns) / 1e9;
+	for (i = 0; i < nr_counters; i++) {
+		struct stat_counter *c = &counters[i];
+		__u64 value = c->value, enabled = c->enabled, running = c->running;
+
+		c->value -= c->last_value;
+		c->enabled -= c->last_enabled;
+		c->running -= c->last_running;
+		c->scaled = c->value;
+		if (c->running && c->running < c->enabled)
+			c->scaled = (double)c->value * c->enabled / c->running;
+		if (json)
+			print_counter_json(c, now - *last_ns);
+		else if (csv_sep)
+			print_counter_csv(c, now - *last_ns);
+		else
+			print_counter(c, now - *last_ns);
+		c->last_value = value;
+		c->last_enabled = enabled;
+		c->last_running = running;
+	}
+	interval_time = -1;
+	*last_ns = now;
+}
+
+/*
+ * Sleep until @done says the count is over (the command exited, the
+ * task is gone, SIGINT): in short steps, printing each -I interval.
+ */
+static void count_until(bool (*done)(void *), void *arg, double start_ns)
+{
+	struct timespec step = { 0, PID_POLL_NS };
+	double last = start_ns, next = start_ns + interval_ms * 1e6;
+
+	/* -I: short steps, so that the last interval ends with the count. */
+	if (interval_ms)
+		step.tv_nsec = INTERVAL_STEP_NS;
+	while (!done(arg)) {
+		nanosleep(&step, NULL);
+		if (interval_ms && now_ns() >= next) {
+			print_interval(start_ns, &last);
+			next += interval_ms * 1e6;
+		}
+	}
+	if (interval_ms)
+		print_interval(start_ns, &last);	/* the partial last one */
+}
+
+static bool child_done(void *arg)
+{
+	return pmc_child_reap(arg, true);
+}
+
+static bool sigint_done(void *arg)
+{
+	(void)arg;
+	return interrupted;
+}
+
+static bool task_done(void *arg)
+{
+	pid_t pid = *(pid_t *)arg;
+
+	return interrupted || (kill(pid, 0) < 0 && errno == ESRCH);
+}
+
+static int run_command(struct pmc_child *child, char **cmd, double start_ns)
 {
 	if (pmc_child_release(child, cmd)) {
 		close_counters();
 		return -1;
 	}
-	pmc_child_reap(child, false);
+	if (interval_ms)
+		count_until(child_done, child, start_ns);
+	else
+		pmc_child_reap(child, false);
 	return child->status;
-}
-
-/* -a or -C with no command: count until SIGINT. */
-static void wait_for_sigint(void)
-{
-	struct timespec ts = { 0, PID_POLL_NS };
-
-	while (!interrupted)
-		nanosleep(&ts, NULL);
-}
-
-/* -p PID with no command: count until PID is gone or SIGINT. */
-static void wait_for_task(pid_t pid)
-{
-	struct timespec ts = { 0, PID_POLL_NS };
-
-	while (!interrupted) {
-		if (kill(pid, 0) < 0 && errno == ESRCH)
-			break;
-		nanosleep(&ts, NULL);
-	}
 }
 
 /* Add this run's counts to the -r totals. */
@@ -762,7 +841,7 @@ static int count_once(pid_t attach_pid, char **cmd,
 		if (open_counters(0))
 			return -1;
 		start = now_ns();
-		wait_for_sigint();
+		count_until(sigint_done, NULL, start);
 	} else if (!attach_pid) {
 		if (pmc_child_spawn(&child, "pmc-stat", cmd))
 			return -1;
@@ -772,7 +851,7 @@ static int count_once(pid_t attach_pid, char **cmd,
 			return -1;
 		}
 		start = now_ns();
-		status = run_command(&child, cmd);
+		status = run_command(&child, cmd, start);
 		if (status < 0)
 			return -127;
 	} else {
@@ -783,11 +862,11 @@ static int count_once(pid_t attach_pid, char **cmd,
 		if (cmd[0]) {
 			if (pmc_child_spawn(&child, "pmc-stat", cmd))
 				return -1;
-			status = run_command(&child, cmd);
+			status = run_command(&child, cmd, start);
 			if (status < 0)
 				return -127;
 		} else {
-			wait_for_task(attach_pid);
+			count_until(task_done, &attach_pid, start);
 		}
 	}
 	/* Counters outlive their task, so reading after exit is fine. */
@@ -822,6 +901,7 @@ int main(int argc, char **argv)
 		{ "repeat",          required_argument, NULL, 'r' },
 		{ "field-separator", required_argument, NULL, 'x' },
 		{ "json",            no_argument,       NULL, 'j' },
+		{ "interval-print",  required_argument, NULL, 'I' },
 		{ "help",            no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -837,7 +917,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* '+': options after COMMAND belong to COMMAND. */
-	while ((opt = getopt_long(argc, argv, "+e:p:aC:r:x:jh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+e:p:aC:r:x:jI:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'e':
 			add_events(optarg);
@@ -866,6 +946,9 @@ int main(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case 'I':
+			interval_ms = parse_number(optarg, 10, 3600000, "interval (ms)");
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -885,6 +968,10 @@ int main(int argc, char **argv)
 	}
 	if (csv_sep && json) {
 		fprintf(stderr, "pmc-stat: -x and -j are two output formats: choose one\n");
+		return 2;
+	}
+	if (repeat > 1 && interval_ms) {
+		fprintf(stderr, "pmc-stat: -I prints each interval of one run: not with -r\n");
 		return 2;
 	}
 	if (repeat > 1 && !cmd[0]) {	/* also -a or -C alone */
@@ -907,6 +994,8 @@ int main(int argc, char **argv)
 		accumulate();
 		elapsed_ns += run_ns;
 	}
+	if (interval_ms)	/* the intervals were the report */
+		return status;
 	repeat = run;		/* fewer after SIGINT */
 	average();
 	print_stats(attach_pid, cmd, elapsed_ns / run);
