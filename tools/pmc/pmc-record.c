@@ -5,6 +5,7 @@
  *
  *	pmc-record [-e EVENT] [-c PERIOD | -F FREQ] [-g] [-m PAGES]
  *		   -o FILE [--] COMMAND [ARGS...]
+ *	pmc-record ... -o FILE -p PID
  *
  * One inherited sampling counter is opened on the command before it
  * execs, so the records include the MMAP records of the binary, the
@@ -17,10 +18,12 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +46,15 @@
  * kernel wakes us per page, and a slow event may take long to fill one.
  */
 #define POLL_TIMEOUT_MS		100
+
+/* -p: SIGINT ends the recording. */
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
 
 /*
  * Default periods for events that are not clocks: roughly a few
@@ -94,9 +106,12 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: pmc-record [-e EVENT] [-c PERIOD | -F FREQ] [-g] [-m PAGES]\n"
 		"                  -o FILE [--] COMMAND [ARGS...]\n"
+		"       pmc-record [-e EVENT] [-c PERIOD | -F FREQ] [-g] [-m PAGES]\n"
+		"                  -o FILE -p PID\n"
 		"\n"
-		"Run COMMAND (and the processes it starts), sample where it spends\n"
-		"EVENT, and write the samples to FILE for pmc-report.\n"
+		"Run COMMAND (and the processes it starts), or watch the running\n"
+		"task PID until it exits or SIGINT, sample where it spends EVENT,\n"
+		"and write the samples to FILE for pmc-report.\n"
 		"\n"
 		"  -e, --event=EVENT       event to sample (default " DEFAULT_EVENT ")\n"
 		"  -c, --count=PERIOD      a sample every PERIOD events (nanoseconds\n"
@@ -107,6 +122,7 @@ static void usage(FILE *out)
 		"  -m, --mmap-pages=PAGES  ring buffer data pages, a power of two\n"
 		"                          (default %d)\n"
 		"  -o, --output=FILE       the data file to write\n"
+		"  -p, --pid=PID           record the running task PID\n"
 		"  -h, --help              show this help\n"
 		"\n"
 		"Events:\n", DEFAULT_FREQ, DEFAULT_DATA_PAGES);
@@ -179,6 +195,11 @@ static int open_counter(struct pmc_attr *attr, const char *event, pid_t pid)
 	else if (err == EINVAL && pmc_config_needs_pmu(attr->config))
 		fprintf(stderr, "pmc-record: %s: not supported by this CPU (EINVAL)\n",
 			event);
+	else if (err == ESRCH)
+		fprintf(stderr, "pmc-record: no process %d\n", (int)pid);
+	else if (err == EACCES)
+		fprintf(stderr, "pmc-record: may not watch process %d: that needs the right to ptrace it (EACCES)\n",
+			(int)pid);
 	else if (err == EOPNOTSUPP)
 		fprintf(stderr, "pmc-record: %s: sampling not supported by this kernel (EOPNOTSUPP)\n",
 			event);
@@ -336,11 +357,96 @@ static void copy_string(char *dst, size_t size, const char *src)
 	snprintf(dst, size, "%s", src);
 }
 
+/*
+ * -p: the kernel writes MMAP records only for mappings made from now on.
+ * Write the executable file mappings the task already has, from
+ * /proc/PID/maps, as MMAP records before any sample, so that pmc-report
+ * can place the task's IPs (as perf record -p does).
+ */
+static int synthesize_mmaps(struct recording *rec, pid_t pid)
+{
+	unsigned long long start, end, pgoff;
+	char path[64], line[4096], perms[8];
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;	/* the task is gone: nothing to place */
+	while (fgets(line, sizeof(line), f)) {
+		struct {
+			struct pmc_event_header h;
+			__u32 pid, tid;
+			__u64 addr, len, pgoff;
+			char filename[4096];
+		} r;
+		char *file;
+		size_t len;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end,
+			   perms, &pgoff, &n) < 4 || !strchr(perms, 'x'))
+			continue;
+		file = line + n;
+		file[strcspn(file, "\n")] = '\0';
+		if (file[0] != '/')
+			continue;	/* anonymous, [vdso] and the like */
+		len = strlen(file) + 1;
+		memset(&r, 0, sizeof(r));
+		r.h.type = PMC_EVENT_MMAP;
+		r.h.size = (offsetof(typeof(r), filename) + len + 7) & ~7UL;
+		r.pid = pid;
+		r.tid = pid;
+		r.addr = start;
+		r.len = end - start;
+		r.pgoff = pgoff;
+		memcpy(r.filename, file, len);
+		if (write_out(rec, &r, r.h.size)) {
+			fclose(f);
+			return -1;
+		}
+		rec->data_size += r.h.size;
+	}
+	fclose(f);
+	return 0;
+}
+
+/* -p: the running task's name and command line, from /proc. */
+static void fill_task(struct pmc_data_header *hdr, pid_t pid)
+{
+	char path[64];
+	size_t n = 0, i;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "r");
+	if (f) {
+		if (fgets(hdr->comm, sizeof(hdr->comm), f))
+			hdr->comm[strcspn(hdr->comm, "\n")] = '\0';
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	f = fopen(path, "r");
+	if (f) {
+		n = fread(hdr->cmdline, 1, sizeof(hdr->cmdline) - 1, f);
+		fclose(f);
+	}
+	while (n && !hdr->cmdline[n - 1])
+		n--;
+	for (i = 0; i < n; i++)		/* arguments are NUL-separated */
+		if (!hdr->cmdline[i])
+			hdr->cmdline[i] = ' ';
+	hdr->cmdline[n] = '\0';
+	if (!n)
+		snprintf(hdr->cmdline, sizeof(hdr->cmdline), "process %d",
+			 (int)pid);
+}
+
 static void fill_header(struct pmc_data_header *hdr,
 			const struct pmc_attr *attr, const char *event,
 			pid_t pid, char **cmd)
 {
-	const char *base = strrchr(cmd[0], '/');
+	const char *base;
 	size_t len = 0;
 	int i;
 
@@ -353,7 +459,12 @@ static void fill_header(struct pmc_data_header *hdr,
 	hdr->pid = pid;
 	copy_string(hdr->event, sizeof(hdr->event), event);
 	pmc_data_boot_id(hdr->boot_id, sizeof(hdr->boot_id));
+	if (!cmd[0]) {
+		fill_task(hdr, pid);
+		return;
+	}
 	/* What exec will set the command's comm to. */
+	base = strrchr(cmd[0], '/');
 	copy_string(hdr->comm, sizeof(hdr->comm), base ? base + 1 : cmd[0]);
 	for (i = 0; cmd[i] && len < sizeof(hdr->cmdline) - 1; i++) {
 		int n = snprintf(hdr->cmdline + len, sizeof(hdr->cmdline) - len,
@@ -443,15 +554,17 @@ static int finish_output(struct recording *rec)
  * the ring is empty: its exit is complete by then, so nothing of it can
  * still arrive. Inherited copies in processes that outlive the command
  * are not waited for, as pmc-stat does not wait for them either.
+ * With -p (@child NULL): until the task is gone, or SIGINT.
  */
 static int record_loop(struct recording *rec, struct ring *ring, int fd,
 		       struct pmc_child *child)
 {
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		bool over = child ? child->exited : interrupted;
 		int n;
 
-		n = poll(&pfd, 1, child->exited ? 0 : POLL_TIMEOUT_MS);
+		n = poll(&pfd, 1, over ? 0 : POLL_TIMEOUT_MS);
 		if (n < 0 && errno != EINTR) {
 			perror("pmc-record: poll");
 			return -1;
@@ -465,11 +578,82 @@ static int record_loop(struct recording *rec, struct ring *ring, int fd,
 				pfd.revents);
 			return -1;
 		}
-		if (child->exited && ring_empty(ring))
+		if (over && ring_empty(ring))
 			break;
-		pmc_child_reap(child, true);
+		if (child)
+			pmc_child_reap(child, true);
 	}
 	return drain_ring(rec, ring);
+}
+
+/*
+ * Record until the end (see record_loop()), then close the counter and
+ * complete the file. 0, or 1 after printing why.
+ */
+static int finish(struct recording *rec, struct ring *ring, int fd,
+		  struct pmc_child *child)
+{
+	if (record_loop(rec, ring, fd, child)) {
+		/* Keep what was written: it is a valid, unfinished file. */
+		fclose(rec->out);
+		rec->out = NULL;
+	}
+	munmap(ring->page, ring->map_size);
+	close(fd);
+	if (child)
+		pmc_child_reap(child, false);
+	if (!rec->out || finish_output(rec))
+		return 1;
+
+	if (rec->nr_skipped)
+		fprintf(stderr, "pmc-record: warning: %" PRIu64 " bytes of unreadable records were skipped\n",
+			(uint64_t)rec->nr_skipped);
+	fprintf(stderr, "pmc-record: %" PRIu64 " samples, %" PRIu64 " lost, written to %s\n",
+		(uint64_t)rec->nr_samples, (uint64_t)rec->nr_lost, rec->path);
+	return 0;
+}
+
+/*
+ * -p PID: record a running task (and what it forks) until it exits or
+ * SIGINT; @no_cmd is the empty command line.
+ */
+static int record_task(struct recording *rec, struct pmc_attr *attr,
+		       const char *event, pid_t pid, size_t data_pages,
+		       char **no_cmd)
+{
+	struct sigaction sa;
+	struct ring ring;
+	int fd;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigint;	/* no SA_RESTART: poll() returns */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+
+	fd = open_counter(attr, event, pid);
+	if (fd < 0)
+		return 1;
+	if (map_ring(&ring, fd, data_pages))
+		goto out_counter;
+	fill_header(&rec->header, attr, event, pid, no_cmd);
+	if (open_output(rec))
+		goto out_ring;
+	if (synthesize_mmaps(rec, pid))
+		goto out_output;
+	if (ioctl(fd, PMC_IOC_ENABLE) < 0) {
+		fprintf(stderr, "pmc-record: enable(%s): %s\n", event,
+			strerror(errno));
+		goto out_output;
+	}
+	return finish(rec, &ring, fd, NULL);
+
+out_output:
+	discard_output(rec);
+out_ring:
+	munmap(ring.page, ring.map_size);
+out_counter:
+	close(fd);
+	return 1;
 }
 
 int main(int argc, char **argv)
@@ -481,22 +665,24 @@ int main(int argc, char **argv)
 		{ "call-graph",	no_argument,	   NULL, 'g' },
 		{ "mmap-pages",	required_argument, NULL, 'm' },
 		{ "output",	required_argument, NULL, 'o' },
+		{ "pid",	required_argument, NULL, 'p' },
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct recording rec;
 	const char *event = DEFAULT_EVENT;
 	enum pmc_event_unit unit;
-	__u64 period = 0, freq = 0, data_pages = DEFAULT_DATA_PAGES;
+	__u64 period = 0, freq = 0, data_pages = DEFAULT_DATA_PAGES, val;
 	bool callchain = false;
 	struct pmc_attr attr;
 	struct pmc_child child;
+	pid_t attach_pid = 0;
 	struct ring ring;
 	char **cmd;
 	int opt, fd, status;
 
 	/* '+': options after COMMAND belong to COMMAND. */
-	while ((opt = getopt_long(argc, argv, "+e:c:F:gm:o:h", longopts,
+	while ((opt = getopt_long(argc, argv, "+e:c:F:gm:o:p:h", longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'e':
@@ -521,6 +707,12 @@ int main(int argc, char **argv)
 		case 'o':
 			rec.path = optarg;
 			break;
+		case 'p':
+			val = parse_count(optarg, "pid");
+			if (val > INT_MAX)
+				bad_usage("invalid pid '%s'", optarg);
+			attach_pid = val;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -530,8 +722,10 @@ int main(int argc, char **argv)
 		}
 	}
 	cmd = argv + optind;
-	if (!cmd[0])
+	if (!cmd[0] && !attach_pid)
 		bad_usage("no command to record");
+	if (cmd[0] && attach_pid)
+		bad_usage("-p records a running task: no COMMAND with it");
 	if (!rec.path)
 		bad_usage("no output file: use -o FILE");
 
@@ -569,6 +763,9 @@ int main(int argc, char **argv)
 	attr.comm = 1;
 	attr.wakeup_events = 0;		/* wake up per page */
 
+	if (attach_pid)
+		return record_task(&rec, &attr, event, attach_pid, data_pages,
+				   cmd);
 	if (pmc_child_spawn(&child, "pmc-record", cmd))
 		return 1;
 	/*
@@ -596,23 +793,8 @@ int main(int argc, char **argv)
 		goto out_output;
 	}
 
-	if (record_loop(&rec, &ring, fd, &child)) {
-		/* Keep what was written: it is a valid, unfinished file. */
-		fclose(rec.out);
-		rec.out = NULL;
-	}
-	munmap(ring.page, ring.map_size);
-	close(fd);
-	pmc_child_reap(&child, false);
-	if (!rec.out || finish_output(&rec))
-		return 1;
-
-	if (rec.nr_skipped)
-		fprintf(stderr, "pmc-record: warning: %" PRIu64 " bytes of unreadable records were skipped\n",
-			(uint64_t)rec.nr_skipped);
-	fprintf(stderr, "pmc-record: %" PRIu64 " samples, %" PRIu64 " lost, written to %s\n",
-		(uint64_t)rec.nr_samples, (uint64_t)rec.nr_lost, rec.path);
-	return child.status;
+	status = finish(&rec, &ring, fd, &child);
+	return status ? status : child.status;
 
 	/* Setup failed before the command ran: leave no half-written file. */
 out_output:
