@@ -1300,6 +1300,11 @@ TEST_F(hostile, refused_mmap_is_cheap)
 #define MAX_RATE_PATH	"/proc/sys/kernel/pmc_max_sample_rate"
 #define THROTTLE_RATE	1000
 #define THROTTLE_NS	(300 * NSEC_PER_MSEC)
+/*
+ * Tries of a run whose overflows came slower than the budget: a stalled
+ * emulator (TCG) then never exercised the throttle, which is no failure.
+ */
+#define THROTTLE_TRIES	3
 
 static __u64 sw_throttle_run(struct __test_metadata *_metadata,
 			     unsigned int id, __u64 period,
@@ -1352,9 +1357,20 @@ TEST_F(hostile, sw_throttle)
 		SKIP(return, "needs root: sets kernel.pmc_max_sample_rate");
 	ASSERT_EQ(0, read_int_file(MAX_RATE_PATH, &old_rate));
 	ASSERT_EQ(0, write_int_file(MAX_RATE_PATH, THROTTLE_RATE));
-	for (i = 0; i < ARRAY_SIZE(runs); i++)
-		wall[i] = sw_throttle_run(_metadata, runs[i].id,
-					  runs[i].period, &t[i]);
+	for (i = 0; i < ARRAY_SIZE(runs); i++) {
+		unsigned int try;
+
+		for (try = 1; try <= THROTTLE_TRIES; try++) {
+			memset(&t[i], 0, sizeof(t[i]));
+			wall[i] = sw_throttle_run(_metadata, runs[i].id,
+						  runs[i].period, &t[i]);
+			rate = (t[i].samples + t[i].lost) * NSEC_PER_SEC / wall[i];
+			if (t[i].throttles || rate >= THROTTLE_RATE * 9 / 10)
+				break;
+			TH_LOG("event %u, try %u: %llu samples/s and no throttle: the overflows came slower than the budget",
+			       runs[i].id, try, (unsigned long long)rate);
+		}
+	}
 	EXPECT_EQ(0, write_int_file(MAX_RATE_PATH, old_rate));
 
 	for (i = 0; i < ARRAY_SIZE(runs); i++) {
