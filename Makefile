@@ -40,9 +40,14 @@ run: tools-fast
 		--add $(BUILD)/tools-fast/pmc-stat \
 		--add $(BUILD)/tools-fast/pmc-record \
 		--add $(BUILD)/tools-fast/pmc-report \
+		--add $(BUILD)/tools-fast/pmc-burn \
 		--add $(SCRIPTS)/guest/demo -- demo
-	@echo "== on the host: pmc-report build/run/md5.data (recorded in the guest, through vm-run --share)"
-	@$(BUILD)/tools-fast/pmc-report $(BUILD)/run/md5.data
+	@echo "== on the host: pmc-report --symfs build/tools-fast build/run/burn.data (recorded in the guest, through vm-run --share)"
+	@$(BUILD)/tools-fast/pmc-report --symfs $(BUILD)/tools-fast --sort comm,symbol \
+		$(BUILD)/run/burn.data
+	@$(BUILD)/tools-fast/pmc-report --symfs $(BUILD)/tools-fast \
+		--svg $(BUILD)/run/flame.svg $(BUILD)/run/burn.data > /dev/null 2>&1
+	@echo "== flame graph: build/run/flame.svg (open it in a browser: click a frame to zoom, Search to highlight)"
 
 # events-lite vs perf_event_open in the same guest; see README.md.
 bench: tools-fast

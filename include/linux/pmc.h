@@ -19,6 +19,7 @@
 #include <linux/jump_label.h>
 #include <linux/jump_label_ratelimit.h>
 #include <linux/list.h>
+#include <linux/prandom.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/wait.h>
@@ -137,6 +138,12 @@ struct pmc_counter {
 	bool kernel_visible;		/* may samples show kernel addresses */
 	local64_t sw_period_left;	/* software events: to next sample */
 	struct hrtimer sample_timer;	/* software clocks: the period */
+	/*
+	 * attr.period_rand's draws: used by the overflow path (process,
+	 * hardirq or NMI) only on the CPU the counter is active on, one
+	 * overflow at a time, so it needs no lock.
+	 */
+	struct rnd_state period_rnd;
 
 	/*
 	 * Inherit: a copy on a child task points at the original counter,
@@ -196,6 +203,8 @@ static inline struct pmc_counter *pmc_group_next(struct pmc_counter *leader,
 void pmc_register_hw_pmu(const struct pmc_pmu *pmu);
 void pmc_counter_overflow(struct pmc_counter *counter, struct pt_regs *regs,
 			  u64 addr);
+/* The next sample period of @counter: @period, or a draw (period_rand). */
+u64 pmc_next_period(struct pmc_counter *counter, u64 period);
 void pmc_unthrottle(struct pmc_counter *counter);
 
 /*

@@ -53,6 +53,9 @@ static int pmc_check_attr(const struct pmc_attr *attr)
 	/* Periods are signed in the overflow arithmetic, as in perf. */
 	if (attr->irq_period & BIT_ULL(63))
 		return -EINVAL;
+	if (attr->period_rand > PMC_PERIOD_RAND_MAX ||
+	    (attr->period_rand && !attr->irq_period))
+		return -EINVAL;
 	return 0;
 }
 

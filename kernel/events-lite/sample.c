@@ -17,8 +17,10 @@
  * Pids and tids in records are those of the opener's pid namespace.
  */
 #include <linux/fs.h>
+#include <linux/math64.h>
 #include <linux/mm.h>
 #include <linux/pid_namespace.h>
+#include <linux/random.h>
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
 #include <linux/sched/task_stack.h>
@@ -240,7 +242,33 @@ void pmc_sample_init(struct pmc_counter *counter)
 	counter->disable_work = IRQ_WORK_INIT_HARD(pmc_refresh_done);
 	INIT_WORK(&counter->disable_task_work, pmc_refresh_done_task);
 	atomic_set(&counter->refresh_left, PMC_REFRESH_OFF);
-	local64_set(&counter->sw_period_left, counter->attr.irq_period);
+	if (counter->attr.period_rand)
+		prandom_seed_state(&counter->period_rnd, get_random_u64());
+	local64_set(&counter->sw_period_left,
+		    pmc_next_period(counter, counter->attr.irq_period));
+}
+
+/*
+ * The length of the sample period that starts now: @period, or with
+ * attr.period_rand a uniform draw from @period +- period_rand percent,
+ * whose mean is @period. A fixed period can run in lock-step with a
+ * periodic workload and sample the same few instructions every time;
+ * perfmon2 offered randomization for that reason. Any context, NMI
+ * included (see period_rnd).
+ */
+u64 pmc_next_period(struct pmc_counter *counter, u64 period)
+{
+	u64 span, draw;
+
+	if (!counter->attr.period_rand)
+		return period;
+	span = mul_u64_u32_div(period, counter->attr.period_rand, 100);
+	if (!span)
+		return period;
+	draw = (u64)prandom_u32_state(&counter->period_rnd) << 32 |
+	       prandom_u32_state(&counter->period_rnd);
+	/* period - span + [0, 2 * span]; period <= S64_MAX, so no wrap */
+	return period - span + mul_u64_u64_shr(draw, 2 * span + 1, 64);
 }
 
 void pmc_sample_destroy(struct pmc_counter *counter)

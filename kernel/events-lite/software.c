@@ -57,7 +57,8 @@ static u64 pmc_sw_clock_now(struct pmc_counter *counter)
 /* A clock's period, in ns; shorter ones would only flood the CPU. */
 static ktime_t pmc_sw_clock_period(struct pmc_counter *counter)
 {
-	return ns_to_ktime(max_t(u64, counter->attr.irq_period,
+	return ns_to_ktime(max_t(u64, pmc_next_period(counter,
+						      counter->attr.irq_period),
 				 PMC_SW_MIN_CLOCK_PERIOD));
 }
 
@@ -191,7 +192,12 @@ static void pmc_sw_period(struct pmc_counter *counter, u64 nr,
 	if (left > 0)
 		return;
 	ended = div64_u64(-left, period) + 1;
-	local64_add(ended * period, &counter->sw_period_left);
+	left = local64_add_return(ended * period, &counter->sw_period_left);
+	/* The period that began is a fresh draw, less what ran past it. */
+	if (counter->attr.period_rand) {
+		left += pmc_next_period(counter, period) - period;
+		local64_set(&counter->sw_period_left, max_t(s64, left, 1));
+	}
 	for (i = 0; i < min_t(u64, ended, PMC_SW_MAX_BURST); i++)
 		pmc_counter_overflow(counter, regs, addr);
 }

@@ -56,7 +56,7 @@
 #include <sys/wait.h>
 #include <linux/perf_event.h>
 
-#include "pmc-events.h"
+#include "pmc-tools.h"
 
 #define NSEC_PER_SEC	1000000000ULL
 #define DEFAULT_REPS	5
@@ -473,7 +473,7 @@ static int counter_open(enum api api, const struct bench_event *ev,
 			attr.read_format |= PMC_FORMAT_GROUP;
 		attr.disabled = o->disabled;
 		attr.wakeup_events = 0;		/* wake up per page */
-		return sys_pmc_open(&attr, 0, -1, group_fd, PMC_FLAG_FD_CLOEXEC);
+		return pmc_open(&attr, 0, -1, group_fd, PMC_FLAG_FD_CLOEXEC);
 	}
 
 	memset(&pattr, 0, sizeof(pattr));
@@ -843,18 +843,12 @@ static const struct record_kind record_kinds[NR_APIS] = {
 
 #define LOST_COUNT_OFFSET	16
 
+/* libpmc's reader serves both rings: their layouts agree (above). */
 struct ring_reader {
 	const struct record_kind *kind;
-	int fd;				/* the counter */
 	int stop_fd;			/* eventfd: the thread drains and ends */
 	int cpu;			/* where the thread runs; -1 anywhere */
-	void *map;
-	size_t map_size;
-	__u64 *data_head;		/* in page 0, same place for both */
-	__u64 *data_tail;
-	unsigned char *data;
-	size_t data_size;		/* a power of two */
-	__u64 tail;			/* our copy of data_tail */
+	struct pmc_ring ring;
 	__u64 samples, lost, corrupt;
 	pthread_t thread;
 };
@@ -863,88 +857,45 @@ static int ring_map(struct ring_reader *r, int fd, enum api api)
 {
 	memset(r, 0, sizeof(*r));
 	r->kind = &record_kinds[api];
-	r->fd = fd;
-	r->data_size = RING_DATA_PAGES * page_size;
-	r->map_size = page_size + r->data_size;
 	/* Read-write: the kernel must not overwrite what we have not read. */
-	r->map = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		      fd, 0);
-	if (r->map == MAP_FAILED) {
+	if (pmc_ring_map(&r->ring, fd, RING_DATA_PAGES, true)) {
 		note("%s: mmap of 1+%d pages: %s", api_names[api],
 		     RING_DATA_PAGES, strerror(errno));
 		return -1;
 	}
-	r->data_head = (__u64 *)((char *)r->map +
-				 offsetof(struct pmc_mmap_page, data_head));
-	r->data_tail = (__u64 *)((char *)r->map +
-				 offsetof(struct pmc_mmap_page, data_tail));
-	r->data = (unsigned char *)r->map + page_size;
-	r->tail = READ_ONCE(*r->data_tail);
 	return 0;
-}
-
-/* Copy @len bytes at ring position @pos, which may wrap the end. */
-static void ring_copy(const struct ring_reader *r, void *dst, __u64 pos,
-		      size_t len)
-{
-	size_t off = pos & (r->data_size - 1);
-	size_t first = r->data_size - off;
-
-	if (first > len)
-		first = len;
-	memcpy(dst, r->data + off, first);
-	memcpy((unsigned char *)dst + first, r->data, len - first);
-}
-
-/* Give up on unreadable bytes; neither kernel is expected to write any. */
-static void ring_skip(struct ring_reader *r, __u64 head)
-{
-	r->corrupt += head - r->tail;
-	r->tail = head;
 }
 
 /* Count every record between data_tail and data_head, then free them. */
 static void ring_drain(struct ring_reader *r)
 {
-	__u64 head = READ_ONCE(*r->data_head);
+	const union pmc_record *rec = r->ring.rec;
+	__u64 pos;
+	int ret;
 
-	/* Read no record before the head that covers it. */
-	rmb();
-	if (head - r->tail > r->data_size)
-		ring_skip(r, head);
-	while (r->tail != head) {
-		struct pmc_event_header h;
-		__u64 avail = head - r->tail, lost;
-
-		if (avail < sizeof(h)) {
-			ring_skip(r, head);
+	pmc_ring_begin(&r->ring);
+	for (;;) {
+		pos = r->ring.tail;
+		ret = pmc_ring_next(&r->ring);
+		if (ret <= 0)
 			break;
-		}
-		ring_copy(r, &h, r->tail, sizeof(h));
-		if (h.size < sizeof(h) || h.size % 8 || h.size > avail) {
-			ring_skip(r, head);
-			break;
-		}
-		if (r->kind->is_sample(&h)) {
+		if (r->kind->is_sample(&rec->h))
 			r->samples++;
-		} else if (h.type == r->kind->lost_type &&
-			   h.size >= LOST_COUNT_OFFSET + sizeof(lost)) {
-			ring_copy(r, &lost, r->tail + LOST_COUNT_OFFSET,
-				  sizeof(lost));
-			r->lost += lost;
-		}
-		r->tail += h.size;
+		else if (rec->h.type == r->kind->lost_type &&
+			 rec->h.size >= LOST_COUNT_OFFSET + sizeof(__u64))
+			r->lost += rec->w[LOST_COUNT_OFFSET / 8];
 	}
-	/* Finish reading the records before the kernel may reuse them. */
-	mb();
-	WRITE_ONCE(*r->data_tail, r->tail);
+	/* Neither kernel is expected to write unreadable bytes. */
+	if (ret < 0)
+		r->corrupt += r->ring.head - pos;
+	pmc_ring_end(&r->ring);
 }
 
 static void *ring_thread(void *arg)
 {
 	struct ring_reader *r = arg;
 	struct pollfd pfd[2] = {
-		{ .fd = r->fd, .events = POLLIN },
+		{ .fd = r->ring.fd, .events = POLLIN },
 		{ .fd = r->stop_fd, .events = POLLIN },
 	};
 
@@ -996,7 +947,7 @@ static void ring_stop(struct ring_reader *r)
 	pthread_join(r->thread, NULL);
 	close(r->stop_fd);
 	ring_drain(r);
-	munmap(r->map, r->map_size);
+	pmc_ring_unmap(&r->ring);
 }
 
 /* ---- row: notax ---- */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The fork-and-hold child of pmc-stat and pmc-record.
+ * The fork-and-hold child of pmc-stat and pmc-record, and their SIGINT
+ * flag.
  *
  * The child waits for a go byte on one pipe so the parent can open its
  * counters on the pid first; an exec error comes back on another, which
@@ -129,4 +130,22 @@ int pmc_child_release(struct pmc_child *child, char **cmd)
 		return -1;
 	}
 	return 0;
+}
+
+volatile sig_atomic_t pmc_interrupted;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	pmc_interrupted = 1;
+}
+
+void pmc_catch_sigint(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigint;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
 }

@@ -6,6 +6,7 @@
 #ifndef _PMC_CHILD_H
 #define _PMC_CHILD_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -41,5 +42,15 @@ void pmc_child_abort(struct pmc_child *child);
  * it has exited. Returns true once it has.
  */
 bool pmc_child_reap(struct pmc_child *child, bool nohang);
+
+/* Set once SIGINT arrives after pmc_catch_sigint(): end the count. */
+extern volatile sig_atomic_t pmc_interrupted;
+
+/*
+ * From now on SIGINT sets pmc_interrupted, without SA_RESTART, so that
+ * a poll() or nanosleep() under way returns. Call it after forking the
+ * command: the command keeps the default action.
+ */
+void pmc_catch_sigint(void);
 
 #endif /* _PMC_CHILD_H */

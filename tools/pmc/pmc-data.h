@@ -45,7 +45,8 @@ struct pmc_data_header {
 	__u64 data_size;		/* bytes of records after the header */
 	__u64 nr_samples;		/* sample records among them */
 	__u64 nr_lost;			/* sum of PMC_EVENT_LOST counts */
-	__u32 pid;			/* the command's process */
+	__u32 pid;			/* the command's process, or: */
+#define PMC_DATA_ALL_CPUS	(~0U)	/* -a: every task on every CPU */
 	__u32 __pad;
 	/* NUL-terminated strings, zero-filled. */
 	char event[PMC_DATA_EVENT_LEN];	/* event name as given to -e */

@@ -3,17 +3,21 @@
  * pmc-record: sample one event while a command runs, using pmc_open(2)
  * and its mmap()ed ring buffer, and save the records for pmc-report.
  *
- *	pmc-record [-e EVENT] [-c PERIOD | -F FREQ] [-g] [-m PAGES]
- *		   -o FILE [--] COMMAND [ARGS...]
- *	pmc-record ... -o FILE -p PID
+ *	pmc-record [-e EVENT] [-c PERIOD | -F FREQ] [--rand PCT] [-g]
+ *		   [-m PAGES] [-a] -o FILE [--] COMMAND [ARGS...]
+ *	pmc-record ... -o FILE -p PID | -a
  *
  * One inherited sampling counter is opened on the command before it
  * execs, so the records include the MMAP records of the binary, the
- * dynamic loader and the libraries, and the COMM of the exec. The
- * buffer is mapped writable: the kernel never overwrites unread data
- * and reports what did not fit as PMC_EVENT_LOST records.
+ * dynamic loader and the libraries, and the COMM of the exec; with -a
+ * one counter on each online CPU instead, sampling every task. The
+ * buffers are mapped writable: the kernel never overwrites unread data
+ * and reports what did not fit as PMC_EVENT_LOST records. --rand draws
+ * each period from PERIOD +- PCT% (attr.period_rand), so that sampling
+ * cannot fall in step with periodic code.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -33,8 +37,9 @@
 #include <sys/stat.h>
 
 #include "pmc-child.h"
-#include "pmc-events.h"
+#include "pmc-cpus.h"
 #include "pmc-data.h"
+#include "pmc-tools.h"
 
 #define DEFAULT_EVENT		"task-clock"
 #define DEFAULT_FREQ		1000		/* Hz, for the clocks */
@@ -46,15 +51,6 @@
  * kernel wakes us per page, and a slow event may take long to fill one.
  */
 #define POLL_TIMEOUT_MS		100
-
-/* -p: SIGINT ends the recording. */
-static volatile sig_atomic_t interrupted;
-
-static void on_sigint(int sig)
-{
-	(void)sig;
-	interrupted = 1;
-}
 
 /*
  * Default periods for events that are not clocks: roughly a few
@@ -80,38 +76,31 @@ static const struct {
 
 #define DEFAULT_RAW_PERIOD	100000
 
-struct ring {
-	struct pmc_mmap_page *page;	/* page 0: head, tail, version */
-	unsigned char *data;		/* the 2^n data pages */
-	size_t data_size;		/* a power of two */
-	size_t map_size;		/* page 0 + data, for munmap() */
-	__u64 tail;			/* our copy of data_tail */
-};
-
 struct recording {
+	/* One sampling counter and ring per target: the task, or each CPU. */
+	size_t nr;
+	int *cpus;			/* -a: the CPUs; NULL: a task */
+	struct pmc_ring *rings;		/* ring.fd is the counter */
 	const char *path;
 	FILE *out;
 	bool regular;			/* ours to unlink on failure */
 	struct pmc_data_header header;
 	__u64 data_size;		/* record bytes written so far */
-	__u64 nr_samples;
-	__u64 nr_lost;
 	__u64 nr_skipped;		/* unreadable bytes, never expected */
-	/* One record, copied out of the ring whole (size is a u16). */
-	unsigned char record[1 << 16];
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: pmc-record [-e EVENT] [-c PERIOD | -F FREQ] [-g] [-m PAGES]\n"
-		"                  -o FILE [--] COMMAND [ARGS...]\n"
-		"       pmc-record [-e EVENT] [-c PERIOD | -F FREQ] [-g] [-m PAGES]\n"
-		"                  -o FILE -p PID\n"
+		"usage: pmc-record [-e EVENT] [-c PERIOD | -F FREQ] [--rand PCT] [-g]\n"
+		"                  [-m PAGES] [-a] -o FILE [--] COMMAND [ARGS...]\n"
+		"       pmc-record [-e EVENT] [-c PERIOD | -F FREQ] [--rand PCT] [-g]\n"
+		"                  [-m PAGES] -o FILE -p PID | -a\n"
 		"\n"
 		"Run COMMAND (and the processes it starts), or watch the running\n"
 		"task PID until it exits or SIGINT, sample where it spends EVENT,\n"
-		"and write the samples to FILE for pmc-report.\n"
+		"and write the samples to FILE for pmc-report. With -a, sample\n"
+		"every task on every CPU while COMMAND runs, or until SIGINT.\n"
 		"\n"
 		"  -e, --event=EVENT       event to sample (default " DEFAULT_EVENT ")\n"
 		"  -c, --count=PERIOD      a sample every PERIOD events (nanoseconds\n"
@@ -123,6 +112,10 @@ static void usage(FILE *out)
 		"                          (default %d)\n"
 		"  -o, --output=FILE       the data file to write\n"
 		"  -p, --pid=PID           record the running task PID\n"
+		"  -a, --all-cpus          record every task on every online CPU\n"
+		"      --rand=PCT          draw each period from PERIOD +- PCT%%\n"
+		"                          (1 to 50), not to sample in step with\n"
+		"                          periodic code\n"
 		"  -h, --help              show this help\n"
 		"\n"
 		"Events:\n", DEFAULT_FREQ, DEFAULT_DATA_PAGES);
@@ -157,7 +150,7 @@ static __u64 parse_count(const char *arg, const char *what)
 	return val;
 }
 
-static __u64 default_period(__u64 config, enum pmc_event_unit unit)
+static __u64 default_period(__u64 config, enum pmc_unit unit)
 {
 	size_t i;
 
@@ -170,23 +163,27 @@ static __u64 default_period(__u64 config, enum pmc_event_unit unit)
 }
 
 /*
- * Open the sampling counter on @pid. At pmc_paranoid 2 only user-mode
- * sampling is allowed, so EACCES retries with exclude_kernel like
- * pmc-stat. Returns the fd, or -1 after printing why.
+ * Open the sampling counter on @pid, or with -a on @cpu. At pmc_paranoid
+ * 2 only user-mode sampling of a task is allowed, so EACCES retries with
+ * exclude_kernel like pmc-stat. Returns the fd, or -1 after printing why.
  */
-static int open_counter(struct pmc_attr *attr, const char *event, pid_t pid)
+static int open_counter(struct pmc_attr *attr, const char *event, pid_t pid,
+			int cpu)
 {
 	int fd, err;
 
-	fd = sys_pmc_open(attr, pid, -1, -1, PMC_FLAG_FD_CLOEXEC);
-	if (fd < 0 && errno == EACCES && !attr->exclude_kernel) {
+	fd = pmc_open(attr, pid, cpu, -1, PMC_FLAG_FD_CLOEXEC);
+	if (fd < 0 && errno == EACCES && !attr->exclude_kernel && cpu < 0) {
 		attr->exclude_kernel = 1;
-		fd = sys_pmc_open(attr, pid, -1, -1, PMC_FLAG_FD_CLOEXEC);
+		fd = pmc_open(attr, pid, -1, -1, PMC_FLAG_FD_CLOEXEC);
 	}
 	if (fd >= 0)
 		return fd;
 
 	err = errno;
+	if (cpu >= 0 && pmc_explain_cpu_error("pmc-record", err, cpu,
+					      attr->config))
+		return -1;
 	if (err == ENOSYS)
 		fprintf(stderr, "pmc-record: pmc_open not supported by this kernel (ENOSYS)\n");
 	else if (err == ENODEV && pmc_config_needs_pmu(attr->config))
@@ -209,51 +206,23 @@ static int open_counter(struct pmc_attr *attr, const char *event, pid_t pid)
 	return -1;
 }
 
-static int map_ring(struct ring *ring, int fd, size_t data_pages)
+/* Writable: the kernel must not overwrite what we have not read. */
+static int map_ring(struct pmc_ring *ring, int fd, size_t data_pages)
 {
-	size_t page_size = sysconf(_SC_PAGESIZE);
-	void *map;
+	int err;
 
-	ring->data_size = data_pages * page_size;
-	ring->map_size = page_size + ring->data_size;
-	/* Writable: the kernel must not overwrite what we have not read. */
-	map = mmap(NULL, ring->map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		   fd, 0);
-	if (map == MAP_FAILED) {
-		int err = errno;
-
-		fprintf(stderr, "pmc-record: mmap of %zu ring buffer pages: %s\n",
-			data_pages, strerror(err));
-		if (err == EPERM)
-			fprintf(stderr, "pmc-record: over RLIMIT_MEMLOCK plus /proc/sys/kernel/pmc_mlock_kb; try a smaller -m\n");
+	if (!pmc_ring_map(ring, fd, data_pages, true))
+		return 0;
+	err = errno;
+	if (err == EPROTO) {
+		fprintf(stderr, "pmc-record: the ring buffer's layout is newer than this tool\n");
 		return -1;
 	}
-	ring->page = map;
-	ring->data = (unsigned char *)map + page_size;
-	ring->tail = READ_ONCE(ring->page->data_tail);
-
-	if (ring->page->compat_version > 1) {
-		fprintf(stderr, "pmc-record: ring buffer version %u (compatible with %u) is newer than this tool\n",
-			ring->page->version, ring->page->compat_version);
-		munmap(map, ring->map_size);
-		return -1;
-	}
-	if (ring->page->version != 1 || ring->page->compat_version != 1)
-		fprintf(stderr, "pmc-record: warning: ring buffer version %u/%u, expected 1/1\n",
-			ring->page->version, ring->page->compat_version);
-	return 0;
-}
-
-/* Copy @len bytes at ring position @pos, which may wrap the end. */
-static void ring_copy(const struct ring *ring, void *dst, __u64 pos, size_t len)
-{
-	size_t off = pos & (ring->data_size - 1);
-	size_t first = ring->data_size - off;
-
-	if (first > len)
-		first = len;
-	memcpy(dst, ring->data + off, first);
-	memcpy((unsigned char *)dst + first, ring->data, len - first);
+	fprintf(stderr, "pmc-record: mmap of %zu ring buffer pages: %s\n",
+		data_pages, strerror(err));
+	if (err == EPERM)
+		fprintf(stderr, "pmc-record: over RLIMIT_MEMLOCK plus /proc/sys/kernel/pmc_mlock_kb; try a smaller -m\n");
+	return -1;
 }
 
 static int write_out(struct recording *rec, const void *buf, size_t len)
@@ -263,92 +232,71 @@ static int write_out(struct recording *rec, const void *buf, size_t len)
 			strerror(errno));
 		return -1;
 	}
+	rec->data_size += len;
 	return 0;
-}
-
-/* Count what the summary needs, then append the record to the file. */
-static int save_record(struct recording *rec, size_t size)
-{
-	const struct pmc_event_header *h = (void *)rec->record;
-
-	if (pmc_data_is_sample(h)) {
-		rec->nr_samples++;
-	} else if (h->type == PMC_EVENT_LOST) {
-		const struct pmc_data_lost *lost = (void *)rec->record;
-
-		if (size < sizeof(*lost)) {
-			fprintf(stderr, "pmc-record: warning: short LOST record (%zu bytes)\n",
-				size);
-		} else {
-			rec->nr_lost += lost->lost;
-		}
-	}
-	if (write_out(rec, rec->record, size))
-		return -1;
-	rec->data_size += size;
-	return 0;
-}
-
-/*
- * Give up on the bytes between our tail and @head. The kernel never
- * produces this in no-overwrite mode, but if it does, say so.
- */
-static void skip_to(struct recording *rec, struct ring *ring, __u64 head,
-		    const char *why)
-{
-	fprintf(stderr, "pmc-record: warning: %s; skipping %" PRIu64 " bytes of records\n",
-		why, (uint64_t)(head - ring->tail));
-	rec->nr_skipped += head - ring->tail;
-	ring->tail = head;
 }
 
 /*
  * Move every record between data_tail and data_head into the file, then
  * hand the space back. Returns 0, or -1 on a write error.
  */
-static int drain_ring(struct recording *rec, struct ring *ring)
+static int drain_ring(struct recording *rec, struct pmc_ring *ring)
 {
-	struct pmc_event_header h;
-	__u64 head;
-	int ret = 0;
+	__u64 pos;
+	int ret;
 
-	head = READ_ONCE(ring->page->data_head);
-	/* Read no record before the head that covers it. */
-	rmb();
-
-	if (head - ring->tail > ring->data_size)
-		skip_to(rec, ring, head, "ring buffer overrun");
-
-	while (ring->tail != head) {
-		__u64 avail = head - ring->tail;
-
-		if (avail < sizeof(h)) {
-			skip_to(rec, ring, head, "partial record header in ring buffer");
+	pmc_ring_begin(ring);
+	for (;;) {
+		pos = ring->tail;
+		ret = pmc_ring_next(ring);
+		if (ret <= 0)
 			break;
-		}
-		ring_copy(ring, &h, ring->tail, sizeof(h));
-		if (h.size < sizeof(h) || h.size % 8 || h.size > avail) {
-			skip_to(rec, ring, head, "corrupt record size in ring buffer");
-			break;
-		}
-		ring_copy(ring, rec->record, ring->tail, h.size);
-		ring->tail += h.size;
-		if (save_record(rec, h.size)) {
-			ret = -1;
-			ring->tail = head;	/* keep the kernel going */
+		if (write_out(rec, ring->rec, ring->rec->h.size)) {
+			ring->tail = ring->head;	/* keep the kernel going */
 			break;
 		}
 	}
-
-	/* Finish reading the records before the kernel may reuse them. */
-	mb();
-	WRITE_ONCE(ring->page->data_tail, ring->tail);
-	return ret;
+	/* The kernel never writes this; if it did, say so. */
+	if (ret < 0) {
+		fprintf(stderr, "pmc-record: warning: %s; skipping %llu bytes of records\n",
+			ring->err, (unsigned long long)(ring->head - pos));
+		rec->nr_skipped += ring->head - pos;
+	}
+	pmc_ring_end(ring);
+	return ret > 0 ? -1 : 0;
 }
 
-static bool ring_empty(const struct ring *ring)
+static int drain_rings(struct recording *rec)
 {
-	return READ_ONCE(ring->page->data_head) == ring->tail;
+	size_t t;
+
+	for (t = 0; t < rec->nr; t++)
+		if (drain_ring(rec, &rec->rings[t]))
+			return -1;
+	return 0;
+}
+
+static bool rings_empty(const struct recording *rec)
+{
+	size_t t;
+
+	for (t = 0; t < rec->nr; t++)
+		if (!pmc_ring_empty(&rec->rings[t]))
+			return false;
+	return true;
+}
+
+/* The samples and lost samples of all rings. */
+static void ring_totals(const struct recording *rec, __u64 *samples,
+			__u64 *lost)
+{
+	size_t t;
+
+	*samples = *lost = 0;
+	for (t = 0; t < rec->nr; t++) {
+		*samples += rec->rings[t].samples;
+		*lost += rec->rings[t].lost;
+	}
 }
 
 /* Truncate into a zero-filled field, keeping the terminator. */
@@ -358,18 +306,49 @@ static void copy_string(char *dst, size_t size, const char *src)
 }
 
 /*
- * -p: the kernel writes MMAP records only for mappings made from now on.
- * Write the executable file mappings the task already has, from
- * /proc/PID/maps, as MMAP records before any sample, so that pmc-report
- * can place the task's IPs (as perf record -p does).
+ * -p and -a: the kernel writes MMAP and COMM records only for what
+ * happens from now on. Write the executable file mappings a task
+ * already has, from /proc/PID/maps, and its name as MMAP and COMM
+ * records before any sample, so that pmc-report can place and name its
+ * samples (as perf record -p does).
  */
-static int synthesize_mmaps(struct recording *rec, pid_t pid)
+static int synthesize_comm(struct recording *rec, pid_t pid)
+{
+	struct {
+		struct pmc_event_header h;
+		__u32 pid, tid;
+		char comm[PMC_DATA_COMM_LEN];
+	} r;
+	char path[64];
+	FILE *f;
+
+	memset(&r, 0, sizeof(r));
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;	/* gone */
+	if (!fgets(r.comm, sizeof(r.comm), f)) {
+		fclose(f);
+		return 0;
+	}
+	fclose(f);
+	r.comm[strcspn(r.comm, "\n")] = '\0';
+	r.h.type = PMC_EVENT_COMM;
+	r.h.size = sizeof(r);
+	r.pid = pid;
+	r.tid = pid;
+	return write_out(rec, &r, sizeof(r));
+}
+
+static int synthesize_task(struct recording *rec, pid_t pid)
 {
 	unsigned long long start, end, pgoff;
 	char path[64], line[4096], perms[8];
 	FILE *f;
 	int n;
 
+	if (synthesize_comm(rec, pid))
+		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "r");
 	if (!f)
@@ -405,7 +384,6 @@ static int synthesize_mmaps(struct recording *rec, pid_t pid)
 			fclose(f);
 			return -1;
 		}
-		rec->data_size += r.h.size;
 	}
 	fclose(f);
 	return 0;
@@ -459,6 +437,10 @@ static void fill_header(struct pmc_data_header *hdr,
 	hdr->pid = pid;
 	copy_string(hdr->event, sizeof(hdr->event), event);
 	pmc_data_boot_id(hdr->boot_id, sizeof(hdr->boot_id));
+	if (!cmd[0] && pid < 0) {
+		copy_string(hdr->cmdline, sizeof(hdr->cmdline), "all CPUs");
+		return;
+	}
 	if (!cmd[0]) {
 		fill_task(hdr, pid);
 		return;
@@ -511,6 +493,7 @@ static int open_output(struct recording *rec)
 		discard_output(rec);
 		return -1;
 	}
+	rec->data_size = 0;	/* counts the records only */
 	return 0;
 }
 
@@ -521,8 +504,7 @@ static int finish_output(struct recording *rec)
 	int ret = 0;
 
 	hdr->data_size = rec->data_size;
-	hdr->nr_samples = rec->nr_samples;
-	hdr->nr_lost = rec->nr_lost;
+	ring_totals(rec, &hdr->nr_samples, &hdr->nr_lost);
 	if (fflush(rec->out)) {
 		fprintf(stderr, "pmc-record: write %s: %s\n", rec->path,
 			strerror(errno));
@@ -551,55 +533,164 @@ static int finish_output(struct recording *rec)
 /*
  * Drain the ring until the kernel says the task is gone and everything
  * was read (POLLHUP), or until we have reaped the command ourselves and
- * the ring is empty: its exit is complete by then, so nothing of it can
- * still arrive. Inherited copies in processes that outlive the command
- * are not waited for, as pmc-stat does not wait for them either.
- * With -p (@child NULL): until the task is gone, or SIGINT.
+ * the rings are empty: its exit is complete by then, so nothing of it
+ * can still arrive. Inherited copies in processes that outlive the
+ * command are not waited for, as pmc-stat does not wait for them either.
+ * With -p or -a and no command (@child NULL): until the task is gone, or
+ * SIGINT.
  */
-static int record_loop(struct recording *rec, struct ring *ring, int fd,
-		       struct pmc_child *child)
+static int record_loop(struct recording *rec, struct pmc_child *child)
 {
+	struct pmc_ring **rings = calloc(rec->nr, sizeof(*rings));
+	short *revents = calloc(rec->nr, sizeof(*revents));
+	int ret = -1;
+	size_t t;
+
+	if (!rings || !revents) {
+		perror("pmc-record");
+		goto out;
+	}
+	for (t = 0; t < rec->nr; t++)
+		rings[t] = &rec->rings[t];
 	for (;;) {
-		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		bool over = child ? child->exited : interrupted;
+		bool over = child ? child->exited : pmc_interrupted;
 		int n;
 
-		n = poll(&pfd, 1, over ? 0 : POLL_TIMEOUT_MS);
+		n = pmc_ring_poll(rings, rec->nr, over ? 0 : POLL_TIMEOUT_MS,
+				  revents);
 		if (n < 0 && errno != EINTR) {
 			perror("pmc-record: poll");
-			return -1;
+			goto out;
 		}
-		if (drain_ring(rec, ring))
-			return -1;
-		if (n > 0 && (pfd.revents & POLLHUP))
+		if (drain_rings(rec))
+			goto out;
+		/* A task's counter hangs up when the task is gone. */
+		if (n > 0 && !rec->cpus && (revents[0] & POLLHUP))
 			break;
-		if (n > 0 && (pfd.revents & (POLLERR | POLLNVAL))) {
-			fprintf(stderr, "pmc-record: poll: error on the counter (revents 0x%x)\n",
-				pfd.revents);
-			return -1;
+		for (t = 0; n > 0 && t < rec->nr; t++) {
+			if (revents[t] & (POLLERR | POLLNVAL)) {
+				fprintf(stderr, "pmc-record: poll: error on the counter (revents 0x%x)\n",
+					revents[t]);
+				goto out;
+			}
 		}
-		if (over && ring_empty(ring))
+		if (over && rings_empty(rec))
 			break;
 		if (child)
 			pmc_child_reap(child, true);
 	}
-	return drain_ring(rec, ring);
+	ret = drain_rings(rec);
+out:
+	free(rings);
+	free(revents);
+	return ret;
+}
+
+/* Close the counters and their rings; unless @keep, remove the file too. */
+static void stop_recording(struct recording *rec, bool keep)
+{
+	size_t t;
+
+	if (!keep)
+		discard_output(rec);
+	for (t = 0; t < rec->nr; t++) {
+		if (rec->rings[t].fd < 0)
+			continue;
+		pmc_ring_unmap(&rec->rings[t]);
+		close(rec->rings[t].fd);
+		rec->rings[t].fd = -1;
+	}
 }
 
 /*
- * Record until the end (see record_loop()), then close the counter and
+ * What the recording cannot see happen: the executable mappings and
+ * names of the tasks that already run (-p: the task; -a: every task).
+ */
+static int synthesize(struct recording *rec, pid_t pid)
+{
+	struct dirent *d;
+	DIR *proc;
+	int ret = 0;
+
+	if (!rec->cpus)
+		return synthesize_task(rec, pid);
+	proc = opendir("/proc");
+	if (!proc) {
+		perror("pmc-record: /proc");
+		return -1;
+	}
+	while (!ret && (d = readdir(proc))) {
+		pid = atoi(d->d_name);
+		if (pid > 0)
+			ret = synthesize_task(rec, pid);
+	}
+	closedir(proc);
+	return ret;
+}
+
+/*
+ * Open a counter on @pid (or on each CPU of rec->cpus), map the rings,
+ * start the file (for -p and -a, with what already runs) and enable the
+ * counters. Returns 0, or -1 after
+ * printing why, with nothing left behind.
+ */
+static int start_recording(struct recording *rec, struct pmc_attr *attr,
+			   const char *event, pid_t pid, size_t data_pages,
+			   char **cmd)
+{
+	size_t t;
+	int fd;
+
+	rec->rings = calloc(rec->nr, sizeof(*rec->rings));
+	if (!rec->rings) {
+		perror("pmc-record");
+		return -1;
+	}
+	for (t = 0; t < rec->nr; t++)
+		rec->rings[t].fd = -1;
+	for (t = 0; t < rec->nr; t++) {
+		fd = open_counter(attr, event, rec->cpus ? -1 : pid,
+				  rec->cpus ? rec->cpus[t] : -1);
+		if (fd < 0)
+			goto fail;
+		if (map_ring(&rec->rings[t], fd, data_pages)) {
+			close(fd);
+			goto fail;
+		}
+	}
+	fill_header(&rec->header, attr, event, rec->cpus ? -1 : pid, cmd);
+	if (open_output(rec))
+		goto fail;
+	if ((!cmd[0] || rec->cpus) && synthesize(rec, pid))
+		goto fail;
+	for (t = 0; t < rec->nr; t++) {
+		if (ioctl(rec->rings[t].fd, PMC_IOC_ENABLE) < 0) {
+			fprintf(stderr, "pmc-record: enable(%s): %s\n", event,
+				strerror(errno));
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	stop_recording(rec, false);
+	return -1;
+}
+
+/*
+ * Record until the end (see record_loop()), then close the counters and
  * complete the file. 0, or 1 after printing why.
  */
-static int finish(struct recording *rec, struct ring *ring, int fd,
-		  struct pmc_child *child)
+static int finish(struct recording *rec, struct pmc_child *child)
 {
-	if (record_loop(rec, ring, fd, child)) {
+	__u64 samples, lost;
+
+	if (record_loop(rec, child)) {
 		/* Keep what was written: it is a valid, unfinished file. */
 		fclose(rec->out);
 		rec->out = NULL;
 	}
-	munmap(ring->page, ring->map_size);
-	close(fd);
+	ring_totals(rec, &samples, &lost);
+	stop_recording(rec, true);
 	if (child)
 		pmc_child_reap(child, false);
 	if (!rec->out || finish_output(rec))
@@ -609,51 +700,8 @@ static int finish(struct recording *rec, struct ring *ring, int fd,
 		fprintf(stderr, "pmc-record: warning: %" PRIu64 " bytes of unreadable records were skipped\n",
 			(uint64_t)rec->nr_skipped);
 	fprintf(stderr, "pmc-record: %" PRIu64 " samples, %" PRIu64 " lost, written to %s\n",
-		(uint64_t)rec->nr_samples, (uint64_t)rec->nr_lost, rec->path);
+		(uint64_t)samples, (uint64_t)lost, rec->path);
 	return 0;
-}
-
-/*
- * -p PID: record a running task (and what it forks) until it exits or
- * SIGINT; @no_cmd is the empty command line.
- */
-static int record_task(struct recording *rec, struct pmc_attr *attr,
-		       const char *event, pid_t pid, size_t data_pages,
-		       char **no_cmd)
-{
-	struct sigaction sa;
-	struct ring ring;
-	int fd;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigint;	/* no SA_RESTART: poll() returns */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-
-	fd = open_counter(attr, event, pid);
-	if (fd < 0)
-		return 1;
-	if (map_ring(&ring, fd, data_pages))
-		goto out_counter;
-	fill_header(&rec->header, attr, event, pid, no_cmd);
-	if (open_output(rec))
-		goto out_ring;
-	if (synthesize_mmaps(rec, pid))
-		goto out_output;
-	if (ioctl(fd, PMC_IOC_ENABLE) < 0) {
-		fprintf(stderr, "pmc-record: enable(%s): %s\n", event,
-			strerror(errno));
-		goto out_output;
-	}
-	return finish(rec, &ring, fd, NULL);
-
-out_output:
-	discard_output(rec);
-out_ring:
-	munmap(ring.page, ring.map_size);
-out_counter:
-	close(fd);
-	return 1;
 }
 
 int main(int argc, char **argv)
@@ -666,23 +714,25 @@ int main(int argc, char **argv)
 		{ "mmap-pages",	required_argument, NULL, 'm' },
 		{ "output",	required_argument, NULL, 'o' },
 		{ "pid",	required_argument, NULL, 'p' },
+		{ "all-cpus",	no_argument,	   NULL, 'a' },
+		{ "rand",	required_argument, NULL, 'R' },
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct recording rec;
 	const char *event = DEFAULT_EVENT;
-	enum pmc_event_unit unit;
+	enum pmc_unit unit;
 	__u64 period = 0, freq = 0, data_pages = DEFAULT_DATA_PAGES, val;
-	bool callchain = false;
+	bool callchain = false, all_cpus = false;
+	unsigned int rand = 0;
 	struct pmc_attr attr;
 	struct pmc_child child;
 	pid_t attach_pid = 0;
-	struct ring ring;
 	char **cmd;
-	int opt, fd, status;
+	int opt;
 
 	/* '+': options after COMMAND belong to COMMAND. */
-	while ((opt = getopt_long(argc, argv, "+e:c:F:gm:o:p:h", longopts,
+	while ((opt = getopt_long(argc, argv, "+e:c:F:gm:o:p:ah", longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'e':
@@ -713,6 +763,16 @@ int main(int argc, char **argv)
 				bad_usage("invalid pid '%s'", optarg);
 			attach_pid = val;
 			break;
+		case 'a':
+			all_cpus = true;
+			break;
+		case 'R':
+			val = parse_count(optarg, "randomization");
+			if (val > PMC_PERIOD_RAND_MAX)
+				bad_usage("invalid randomization '%s': want 1 to %d (percent)",
+					  optarg, PMC_PERIOD_RAND_MAX);
+			rand = val;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -722,15 +782,17 @@ int main(int argc, char **argv)
 		}
 	}
 	cmd = argv + optind;
-	if (!cmd[0] && !attach_pid)
+	if (!cmd[0] && !attach_pid && !all_cpus)
 		bad_usage("no command to record");
 	if (cmd[0] && attach_pid)
 		bad_usage("-p records a running task: no COMMAND with it");
+	if (all_cpus && attach_pid)
+		bad_usage("-p records a task, -a the CPUs: choose one");
 	if (!rec.path)
 		bad_usage("no output file: use -o FILE");
 
 	memset(&attr, 0, sizeof(attr));
-	if (pmc_event_parse(event, &attr.config, &unit)) {
+	if (pmc_event_lookup(event, &attr.config, &unit)) {
 		fprintf(stderr, "pmc-record: unknown event '%s'; valid events:\n",
 			event);
 		pmc_events_list(stderr);
@@ -754,18 +816,34 @@ int main(int argc, char **argv)
 		period = default_period(attr.config, unit);
 
 	attr.irq_period = period;
+	attr.period_rand = rand;
 	attr.record_type = PMC_RECORD_IP | PMC_RECORD_TID | PMC_RECORD_TIME;
 	if (callchain)
 		attr.record_type |= PMC_RECORD_CALLCHAIN;
 	attr.disabled = 1;
-	attr.inherit = 1;
+	attr.inherit = !all_cpus;	/* a CPU's counter sees every task */
 	attr.mmap = 1;
 	attr.comm = 1;
 	attr.wakeup_events = 0;		/* wake up per page */
 
-	if (attach_pid)
-		return record_task(&rec, &attr, event, attach_pid, data_pages,
-				   cmd);
+	rec.nr = 1;
+	if (all_cpus) {
+		int n = pmc_online_cpus(&rec.cpus);
+
+		if (n < 0) {
+			perror("pmc-record: /sys/devices/system/cpu/online");
+			return 1;
+		}
+		rec.nr = n;
+	}
+	if (!cmd[0]) {
+		/* -p, or -a alone: SIGINT ends the recording. */
+		pmc_catch_sigint();
+		if (start_recording(&rec, &attr, event, attach_pid, data_pages,
+				    cmd))
+			return 1;
+		return finish(&rec, NULL);
+	}
 	if (pmc_child_spawn(&child, "pmc-record", cmd))
 		return 1;
 	/*
@@ -774,36 +852,14 @@ int main(int argc, char **argv)
 	 */
 	signal(SIGINT, SIG_IGN);
 
-	status = 1;
-	fd = open_counter(&attr, event, child.pid);
-	if (fd < 0)
-		goto out_child;
-	if (map_ring(&ring, fd, data_pages))
-		goto out_counter;
-	fill_header(&rec.header, &attr, event, child.pid, cmd);
-	if (open_output(&rec))
-		goto out_ring;
-	if (ioctl(fd, PMC_IOC_ENABLE) < 0) {
-		fprintf(stderr, "pmc-record: enable(%s): %s\n", event,
-			strerror(errno));
-		goto out_output;
+	if (start_recording(&rec, &attr, event, child.pid, data_pages, cmd)) {
+		pmc_child_abort(&child);
+		return 1;
 	}
 	if (pmc_child_release(&child, cmd)) {
-		status = 127;
-		goto out_output;
+		/* The command never ran: leave no half-written file. */
+		stop_recording(&rec, false);
+		return 127;
 	}
-
-	status = finish(&rec, &ring, fd, &child);
-	return status ? status : child.status;
-
-	/* Setup failed before the command ran: leave no half-written file. */
-out_output:
-	discard_output(&rec);
-out_ring:
-	munmap(ring.page, ring.map_size);
-out_counter:
-	close(fd);
-out_child:
-	pmc_child_abort(&child);
-	return status;
+	return finish(&rec, &child) ?: child.status;
 }

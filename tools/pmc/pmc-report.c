@@ -2,18 +2,42 @@
 /*
  * pmc-report: show where the samples of a pmc-record data file fell.
  *
- *	pmc-report FILE
+ *	pmc-report [-s KEYS] [-G caller|callee] [--svg FLAME.svg]
+ *		   [--symfs DIR] FILE
+ *	pmc-report --folded [--svg FLAME.svg] [--symfs DIR] FILE
+ *
+ *	-s, --sort KEYS	instead of the symbol and thread tables, one
+ *			table whose rows are told apart by KEYS, a comma
+ *			list of comm, thread (pid/tid), object (or dso),
+ *			symbol (or sym) and srcline (file:line, from DWARF)
+ *	-G, --call-graph caller|callee
+ *			under each row, the call chains of its samples, as
+ *			a tree with each branch's share of all samples:
+ *			from the outermost caller down (caller), or from
+ *			the sampled function up its callers (callee)
+ *	--folded	instead of tables, one line per distinct stack,
+ *			"comm;outermost;...;innermost samples", sorted:
+ *			the input of flamegraph.pl and inferno. Frames are
+ *			symbols, else object+0xoffset, [kernel] or
+ *			[unknown]; kernel frames end in _[k]
+ *	--svg FLAME.svg	also write the stacks as a flame graph, an SVG
+ *			with its own script for a web browser: hover for a
+ *			frame's samples, click to zoom into it, Search (or
+ *			Ctrl-F) to highlight frames by regular expression
+ *			and see their share of all samples
+ *	--symfs DIR	look a recorded file P up as DIR/P, then as
+ *			DIR/basename(P): the files of a recording made in a
+ *			VM resolve on the host
  *
  * Records are replayed in file order. MMAP and COMM records build up
  * each process's view; a sample is resolved against that view as it
  * stood when the sample was taken. User IPs go through the mapping to
- * the file's ELF symbol table, read by the small parser below (the
- * tools are static, so no libelf); kernel IPs through /proc/kallsyms.
+ * the file's symbols (pmc-symbols.c), kernel IPs through /proc/kallsyms.
  */
 #define _GNU_SOURCE
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -24,16 +48,14 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
-#include "pmc-events.h"
+#include "pmc-calltree.h"
 #include "pmc-data.h"
+#include "pmc-flame.h"
+#include "pmc-symbols.h"
+#include "pmc-tools.h"
+#include "pmc-util.h"
 
 #define TOP_ROWS	20
-
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define ELFDATA_HOST	ELFDATA2LSB
-#else
-#define ELFDATA_HOST	ELFDATA2MSB
-#endif
 
 /* The x86-64 kernel half; user IPs never reach it. */
 #define KERNEL_START	0xffff800000000000ULL
@@ -57,449 +79,6 @@ die(const char *fmt, ...)
 	exit(1);
 }
 
-static void __attribute__((format(printf, 1, 2))) warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "pmc-report: warning: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-static void *check_alloc(void *ptr)
-{
-	if (!ptr) {
-		fprintf(stderr, "pmc-report: out of memory\n");
-		exit(1);
-	}
-	return ptr;
-}
-
-static void *xrealloc(void *ptr, size_t size)
-{
-	return check_alloc(realloc(ptr, size ? size : 1));
-}
-
-static void *xcalloc(size_t nmemb, size_t size)
-{
-	return check_alloc(calloc(nmemb ? nmemb : 1, size));
-}
-
-static char *xstrdup(const char *s)
-{
-	size_t len = strlen(s) + 1;
-
-	return memcpy(xrealloc(NULL, len), s, len);
-}
-
-/* Make room for one more element in a growing array. */
-#define GROW(arr, nr, cap)						\
-	do {								\
-		if ((nr) == (cap)) {					\
-			(cap) = (cap) ? 2 * (cap) : 16;			\
-			(arr) = xrealloc((arr), (cap) * sizeof(*(arr))); \
-		}							\
-	} while (0)
-
-/* One copy of each string, so that equal names compare as pointers. */
-static const char *intern(const char *s)
-{
-	static const char **strings;
-	static size_t nr, cap;
-	size_t i;
-
-	for (i = 0; i < nr; i++)
-		if (!strcmp(strings[i], s))
-			return strings[i];
-	GROW(strings, nr, cap);
-	strings[nr] = xstrdup(s);
-	return strings[nr++];
-}
-
-static const char *basename_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash && slash[1] ? slash + 1 : path;
-}
-
-/* --- symbol tables ---------------------------------------------------- */
-
-struct symbol {
-	__u64 addr;
-	__u64 size;			/* 0: up to the next symbol */
-	const char *name;
-	unsigned int rank;		/* among aliases, the highest wins */
-};
-
-/* A mapped file (or the kernel) and what we know of its symbols. */
-struct dso {
-	char *path;
-	const char *name;		/* basename, for the table */
-	bool loaded;			/* tried, successfully or not */
-	bool is_exec;			/* ET_EXEC: IPs are link addresses */
-	Elf64_Phdr *loads;		/* the PT_LOAD segments */
-	size_t nr_loads;
-	struct symbol *syms;		/* sorted by address */
-	size_t nr_syms;
-	char *strings;			/* what the names point into */
-};
-
-static struct dso **dsos;
-static size_t nr_dsos, cap_dsos;
-static struct dso kernel_dso = { .name = kernel_name };
-static bool kernel_same_boot;		/* kallsyms fits the recording */
-
-static int symbol_cmp(const void *a, const void *b)
-{
-	const struct symbol *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	/* Any stable order; the last of equals is the one found. */
-	return -strcmp(x->name, y->name);
-}
-
-static void sort_symbols(struct dso *dso)
-{
-	qsort(dso->syms, dso->nr_syms, sizeof(*dso->syms), symbol_cmp);
-}
-
-static const struct symbol *find_symbol(const struct dso *dso, __u64 addr)
-{
-	size_t lo = 0, hi = dso->nr_syms;
-	const struct symbol *sym;
-
-	/* The last symbol at or below addr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (dso->syms[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
-		return NULL;
-	sym = &dso->syms[lo - 1];
-	if (sym->size && addr - sym->addr >= sym->size)
-		return NULL;
-	return sym;
-}
-
-/*
- * Prefer, among symbols at one address, a sized one, a global one, and
- * one with fewer leading underscores (malloc over __libc_malloc).
- */
-static unsigned int symbol_rank(const Elf64_Sym *sym, const char *name)
-{
-	unsigned int rank = 0;
-	size_t under = strspn(name, "_");
-
-	if (sym->st_size)
-		rank += 64;
-	if (ELF64_ST_BIND(sym->st_info) == STB_GLOBAL)
-		rank += 32;
-	else if (ELF64_ST_BIND(sym->st_info) == STB_WEAK)
-		rank += 16;
-	return rank + 15 - (under < 15 ? under : 15);
-}
-
-struct elf_file {
-	int fd;
-	__u64 size;
-};
-
-/* Read @len bytes at @off, which must lie inside the file. */
-static bool elf_read(const struct elf_file *elf, __u64 off, __u64 len,
-		     void *buf)
-{
-	unsigned char *p = buf;
-
-	if (off > elf->size || len > elf->size - off)
-		return false;
-	while (len) {
-		ssize_t n = pread(elf->fd, p, len, off);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		p += n;
-		off += n;
-		len -= n;
-	}
-	return true;
-}
-
-static void *elf_read_alloc(const struct elf_file *elf, __u64 off, __u64 len)
-{
-	void *buf;
-
-	if (len > elf->size)
-		return NULL;
-	buf = xrealloc(NULL, len + 1);
-	if (!elf_read(elf, off, len, buf)) {
-		free(buf);
-		return NULL;
-	}
-	((char *)buf)[len] = '\0';	/* a string table stays terminated */
-	return buf;
-}
-
-static const char *elf_load_segments(struct dso *dso,
-				     const struct elf_file *elf,
-				     const Elf64_Ehdr *eh)
-{
-	Elf64_Phdr *phdrs;
-	size_t i;
-
-	if (eh->e_phentsize != sizeof(Elf64_Phdr))
-		return "bad program header size";
-	phdrs = elf_read_alloc(elf, eh->e_phoff,
-			       (__u64)eh->e_phnum * sizeof(*phdrs));
-	if (!phdrs)
-		return "program headers outside the file";
-	dso->loads = xcalloc(eh->e_phnum, sizeof(*phdrs));
-	for (i = 0; i < eh->e_phnum; i++)
-		if (phdrs[i].p_type == PT_LOAD)
-			dso->loads[dso->nr_loads++] = phdrs[i];
-	free(phdrs);
-	return NULL;
-}
-
-/* The function symbols of .symtab, or of .dynsym if it was stripped. */
-static const char *elf_load_symbols(struct dso *dso,
-				    const struct elf_file *elf,
-				    const Elf64_Ehdr *eh)
-{
-	const Elf64_Shdr *symtab = NULL, *strtab;
-	Elf64_Shdr *shdrs;
-	Elf64_Sym *syms;
-	size_t i, nr;
-
-	if (!eh->e_shnum)
-		return "no section headers";
-	if (eh->e_shentsize != sizeof(Elf64_Shdr))
-		return "bad section header size";
-	shdrs = elf_read_alloc(elf, eh->e_shoff,
-			       (__u64)eh->e_shnum * sizeof(*shdrs));
-	if (!shdrs)
-		return "section headers outside the file";
-	for (i = 0; i < eh->e_shnum; i++) {
-		if (shdrs[i].sh_type == SHT_SYMTAB)
-			symtab = &shdrs[i];
-		else if (shdrs[i].sh_type == SHT_DYNSYM && !symtab)
-			symtab = &shdrs[i];
-	}
-	if (!symtab) {
-		free(shdrs);
-		return "no symbol table";
-	}
-	if (symtab->sh_entsize != sizeof(Elf64_Sym) ||
-	    symtab->sh_link >= eh->e_shnum ||
-	    shdrs[symtab->sh_link].sh_type != SHT_STRTAB) {
-		free(shdrs);
-		return "malformed symbol table";
-	}
-	strtab = &shdrs[symtab->sh_link];
-	syms = elf_read_alloc(elf, symtab->sh_offset, symtab->sh_size);
-	dso->strings = elf_read_alloc(elf, strtab->sh_offset, strtab->sh_size);
-	if (!syms || !dso->strings) {
-		free(syms);
-		free(shdrs);
-		return "symbol table outside the file";
-	}
-
-	nr = symtab->sh_size / sizeof(*syms);
-	dso->syms = xcalloc(nr, sizeof(*dso->syms));
-	for (i = 0; i < nr; i++) {
-		const Elf64_Sym *sym = &syms[i];
-		int type = ELF64_ST_TYPE(sym->st_info);
-		const char *name;
-
-		if (type != STT_FUNC && type != STT_GNU_IFUNC)
-			continue;
-		if (sym->st_shndx == SHN_UNDEF || !sym->st_value ||
-		    sym->st_name >= strtab->sh_size)
-			continue;
-		name = dso->strings + sym->st_name;
-		if (!*name)
-			continue;
-		dso->syms[dso->nr_syms++] = (struct symbol) {
-			.addr = sym->st_value,
-			.size = sym->st_size,
-			.name = name,
-			.rank = symbol_rank(sym, name),
-		};
-	}
-	free(syms);
-	free(shdrs);
-	sort_symbols(dso);
-	return NULL;
-}
-
-static const char *elf_load(struct dso *dso)
-{
-	struct elf_file elf;
-	struct stat st;
-	Elf64_Ehdr eh;
-	const char *err;
-
-	elf.fd = open(dso->path, O_RDONLY | O_CLOEXEC);
-	if (elf.fd < 0)
-		return strerror(errno);
-	if (fstat(elf.fd, &st)) {
-		err = strerror(errno);
-		goto out;
-	}
-	elf.size = st.st_size;
-	err = "not an ELF file";
-	if (!elf_read(&elf, 0, sizeof(eh), &eh) ||
-	    memcmp(eh.e_ident, ELFMAG, SELFMAG))
-		goto out;
-	err = "not a 64-bit ELF file of this byte order";
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-	    eh.e_ident[EI_DATA] != ELFDATA_HOST)
-		goto out;
-	err = "neither an executable nor a shared object";
-	if (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)
-		goto out;
-	dso->is_exec = eh.e_type == ET_EXEC;
-	err = elf_load_segments(dso, &elf, &eh);
-	if (!err)
-		err = elf_load_symbols(dso, &elf, &eh);
-out:
-	close(elf.fd);
-	return err;
-}
-
-static void dso_load(struct dso *dso)
-{
-	const char *err;
-
-	if (dso->loaded)
-		return;
-	dso->loaded = true;
-	/* "[vdso]" and the like have no file behind them. */
-	if (dso->path[0] != '/')
-		return;
-	err = elf_load(dso);
-	if (err)
-		warn("%s: no symbols: %s", dso->path, err);
-}
-
-static struct dso *find_dso(const char *path)
-{
-	struct dso *dso;
-	size_t i;
-
-	for (i = 0; i < nr_dsos; i++)
-		if (!strcmp(dsos[i]->path, path))
-			return dsos[i];
-	dso = xcalloc(1, sizeof(*dso));
-	dso->path = xstrdup(path);
-	dso->name = basename_of(dso->path);
-	GROW(dsos, nr_dsos, cap_dsos);
-	dsos[nr_dsos++] = dso;
-	return dso;
-}
-
-/*
- * The link-time address of file offset @off of @dso, through the
- * PT_LOAD segment that holds it; false if none does.
- */
-static bool dso_offset_to_vaddr(const struct dso *dso, __u64 off,
-				__u64 *vaddr)
-{
-	size_t i;
-
-	for (i = 0; i < dso->nr_loads; i++) {
-		const Elf64_Phdr *ph = &dso->loads[i];
-
-		if (off >= ph->p_offset && off - ph->p_offset < ph->p_filesz) {
-			*vaddr = off - ph->p_offset + ph->p_vaddr;
-			return true;
-		}
-	}
-	return false;
-}
-
-/* Read all of a file that stat() cannot size, like /proc/kallsyms. */
-static char *read_whole(FILE *f)
-{
-	size_t len = 0, cap = 1 << 20;
-	char *buf = xrealloc(NULL, cap + 1);
-	size_t n;
-
-	while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
-		len += n;
-		if (len == cap) {
-			cap *= 2;
-			buf = xrealloc(buf, cap + 1);
-		}
-	}
-	buf[len] = '\0';
-	return buf;
-}
-
-/*
- * Kernel text symbols from /proc/kallsyms, if it is readable and shows
- * addresses (kptr_restrict shows zeros instead).
- */
-static void kernel_load(void)
-{
-	size_t nr = 0, cap = 0;
-	bool nonzero = false;
-	char *line, *next;
-	FILE *f;
-
-	if (kernel_dso.loaded)
-		return;
-	kernel_dso.loaded = true;
-	/* KASLR moves the kernel every boot. */
-	if (!kernel_same_boot) {
-		warn("recorded in another boot: kernel symbols not resolved");
-		return;
-	}
-	f = fopen("/proc/kallsyms", "re");
-	if (!f)
-		return;
-	kernel_dso.strings = read_whole(f);
-	fclose(f);
-
-	for (line = kernel_dso.strings; *line; line = next) {
-		unsigned long long addr;
-		char *end, *name;
-		char type;
-
-		next = strchrnul(line, '\n');
-		if (*next)
-			*next++ = '\0';
-		addr = strtoull(line, &end, 16);
-		if (end == line || end[0] != ' ' || !end[1] || end[2] != ' ')
-			continue;
-		type = end[1];
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-			continue;
-		name = end + 3;
-		name[strcspn(name, " \t")] = '\0';	/* drop "[module]" */
-		nonzero |= addr != 0;
-		GROW(kernel_dso.syms, nr, cap);
-		kernel_dso.syms[nr++] = (struct symbol) {
-			.addr = addr,
-			.name = name,
-			.rank = type == 'T' ? 2 : type == 't' ? 1 : 0,
-		};
-	}
-	kernel_dso.nr_syms = nonzero ? nr : 0;
-	sort_symbols(&kernel_dso);
-}
-
 /* --- replaying the records -------------------------------------------- */
 
 /* A MMAP record; dso NULL for a MUNMAP, which hides older mappings. */
@@ -519,6 +98,8 @@ static size_t nr_maps, cap_maps;
 static struct comm *comms;
 static size_t nr_comms, cap_comms;
 static const char *header_comm;
+static bool all_cpus;			/* recorded with pmc-record -a */
+static const char idle_name[] = "swapper";
 
 /*
  * The newest mapping of @pid covering @ip. A process that forked but
@@ -562,7 +143,12 @@ static const char *find_comm(__u32 pid, __u32 tid)
 		if (!by_pid && comms[i].pid == pid)
 			by_pid = comms[i].comm;
 	}
-	return by_pid ? by_pid : header_comm;
+	if (by_pid)
+		return by_pid;
+	/* -a: tasks that never exec'ed since, and the idle task. */
+	if (all_cpus)
+		return tid ? unknown_name : idle_name;
+	return header_comm;
 }
 
 struct sample {
@@ -570,6 +156,9 @@ struct sample {
 	__u64 ip;
 	__u32 pid, tid;
 	__u64 time;
+	/* CALLCHAIN: nr entries, the kernel's then the user's, innermost first */
+	const unsigned char *chain;	/* unaligned __u64s in the record */
+	__u16 chain_nr, chain_hv, chain_kernel, chain_user;
 };
 
 struct cursor {
@@ -619,28 +208,192 @@ static bool parse_sample(const unsigned char *rec, size_t size,
 	if ((record_type & PMC_RECORD_GROUP) &&
 	    (!take(&c, &nr, 8) || !skip_array(&c, nr, 16)))
 		return false;
-	if ((record_type & PMC_RECORD_CALLCHAIN) &&
-	    (!take(&c, chain, sizeof(chain)) || !skip_array(&c, chain[0], 8)))
-		return false;
+	if (record_type & PMC_RECORD_CALLCHAIN) {
+		if (!take(&c, chain, sizeof(chain)))
+			return false;
+		s->chain = c.p;
+		s->chain_nr = chain[0];
+		s->chain_hv = chain[1];
+		s->chain_kernel = chain[2];
+		s->chain_user = chain[3];
+		if (!skip_array(&c, s->chain_nr, 8))
+			return false;
+	}
 	return c.p == c.end;
+}
+
+static __u64 chain_ip(const struct sample *s, size_t i)
+{
+	__u64 ip;
+
+	memcpy(&ip, s->chain + 8 * i, sizeof(ip));
+	return ip;
+}
+
+/* --- resolving addresses --------------------------------------------- */
+
+/* A code address, resolved as far as the files allow. */
+struct frame {
+	const char *dso;		/* a basename, kernel_name or unknown_name */
+	const char *sym;		/* NULL: unknown */
+	struct dso *file;		/* NULL: kernel or unmapped */
+	__u64 off;			/* the address's offset in file */
+	bool ret;			/* a return address */
+};
+
+/*
+ * Resolve @ip, a kernel address if @kernel, else one of process @pid.
+ * A return address (@ret) is looked up one byte back, in its call: a
+ * call that ends a function must not land in the next one.
+ */
+static void resolve(__u32 pid, __u64 ip, bool kernel, bool ret,
+		    struct frame *f)
+{
+	const struct map *map;
+
+	*f = (struct frame) { .ret = ret };
+	if (kernel) {
+		f->dso = kernel_name;
+		f->sym = kernel_symbol(ip - ret);
+		return;
+	}
+	map = find_map(pid, ip);
+	if (!map) {
+		f->dso = unknown_name;
+		return;
+	}
+	f->file = map->dso;
+	f->dso = dso_name(map->dso);
+	f->off = ip - map->start + map->pgoff;
+	f->sym = dso_symbol(map->dso, f->off - ret);
+}
+
+/* "object+0xoffset": where in its file an address without a name lies. */
+static const char *frame_offset_name(const struct frame *f)
+{
+	return intern_fmt("%s+%#" PRIx64, f->dso, (uint64_t)f->off);
+}
+
+/* The source line of @f, else where it lies. */
+static const char *frame_srcline(const struct frame *f)
+{
+	const char *line;
+
+	if (!f->file)
+		return f->dso;
+	line = dso_srcline(f->file, f->off - f->ret);
+	return line ? line : frame_offset_name(f);
+}
+
+/* The name of @f in a call chain: its symbol, else where it lies. */
+static const char *frame_name(const struct frame *f)
+{
+	if (f->sym)
+		return f->sym;
+	return f->file ? frame_offset_name(f) : f->dso;
+}
+
+/* A sample's stack, innermost frame first. */
+struct stack {
+	struct call_frame *frames;
+	size_t nr, cap;
+};
+
+static void stack_push(struct stack *st, const char *name, bool kernel)
+{
+	GROW(st->frames, st->nr, st->cap);
+	st->frames[st->nr++] = (struct call_frame) {
+		.name = name,
+		.kernel = kernel,
+	};
+}
+
+/*
+ * The stack of @s, whose IP resolved to @ip: its call chain, the kernel
+ * part then the user part, each starting where that mode was
+ * interrupted and going on with return addresses. Without a chain, or
+ * with one that leaves out the IP (a kernel IP pmc_paranoid hides),
+ * the IP comes first.
+ */
+static void sample_stack(const struct sample *s, const struct frame *ip,
+			 bool kernel, struct stack *st)
+{
+	struct frame f;
+	size_t i;
+
+	st->nr = 0;
+	if (!s->chain_nr || chain_ip(s, 0) != s->ip)
+		stack_push(st, frame_name(ip), kernel);
+	for (i = 0; i < s->chain_nr; i++) {
+		bool in_kernel = i < s->chain_kernel;
+		bool ret = i != 0 && i != s->chain_kernel;
+		__u64 addr = chain_ip(s, i);
+
+		/* A frame-pointer walk that ran out ends in a zero. */
+		if (ret && !addr)
+			continue;
+		resolve(s->pid, addr, in_kernel, ret, &f);
+		stack_push(st, frame_name(&f), in_kernel);
+	}
 }
 
 /* --- histograms ------------------------------------------------------- */
 
+enum sort_key {
+	KEY_COMM,
+	KEY_THREAD,
+	KEY_OBJECT,
+	KEY_SYMBOL,
+	KEY_SRCLINE,
+	NR_KEYS
+};
+
+#define KEY_BIT(key)	(1U << (key))
+
+static const struct {
+	const char *name;
+	const char *alias;		/* perf's name, if it differs */
+	const char *title;		/* the column's heading */
+	int width;			/* the column's, unless it is the last */
+} sort_keys[NR_KEYS] = {
+	[KEY_COMM]	= { "comm", NULL, "Command", 16 },
+	[KEY_THREAD]	= { "thread", NULL, "Pid/Tid", 13 },
+	[KEY_OBJECT]	= { "object", "dso", "Shared Object", 24 },
+	[KEY_SYMBOL]	= { "symbol", "sym", "Symbol", 32 },
+	[KEY_SRCLINE]	= { "srcline", NULL, "Source Line", 32 },
+};
+
+/* The columns of a table, in order. */
+struct sort_order {
+	enum sort_key keys[NR_KEYS];
+	size_t nr;
+	unsigned int mask;		/* KEY_BIT() of each */
+};
+
+/* What pmc-report showed before --sort: its output stays the same. */
+static const struct sort_order default_order = {
+	.keys = { KEY_COMM, KEY_OBJECT, KEY_SYMBOL },
+	.nr = 3,
+	.mask = KEY_BIT(KEY_COMM) | KEY_BIT(KEY_OBJECT) | KEY_BIT(KEY_SYMBOL),
+};
+
 /* A row of a table; rows with equal keys add up. */
 struct hist_entry {
-	/* key */
+	/* key: the fields of the table's sort keys, the others 0 */
 	const char *comm;
+	__u32 pid, tid;
 	const char *dso;
 	const char *sym;		/* NULL: show addr */
 	__u64 addr;
-	__u32 tid;
+	const char *srcline;
 	/* value */
 	__u64 samples;			/* 0: a free slot */
 	const char *last_comm;		/* the thread's comm at its last sample */
+	struct call_node *calls;	/* -G: the stacks of the row's samples */
 };
 
 struct hist {
+	unsigned int keys;		/* KEY_BIT()s that tell rows apart */
 	struct hist_entry *slots;
 	size_t size;			/* a power of two */
 	size_t used;
@@ -652,17 +405,19 @@ static size_t hist_hash(const struct hist_entry *e)
 
 	/* Interned strings compare, and hash, as pointers. */
 	h = (h ^ (uintptr_t)e->comm) * 0x9e3779b97f4a7c15ULL;
+	h = (h ^ ((__u64)e->pid << 32 | e->tid)) * 0x9e3779b97f4a7c15ULL;
 	h = (h ^ (uintptr_t)e->dso) * 0x9e3779b97f4a7c15ULL;
 	h = (h ^ (uintptr_t)e->sym) * 0x9e3779b97f4a7c15ULL;
 	h = (h ^ e->addr) * 0x9e3779b97f4a7c15ULL;
-	h = (h ^ e->tid) * 0x9e3779b97f4a7c15ULL;
+	h = (h ^ (uintptr_t)e->srcline) * 0x9e3779b97f4a7c15ULL;
 	return h ^ (h >> 32);
 }
 
 static bool hist_same(const struct hist_entry *a, const struct hist_entry *b)
 {
-	return a->comm == b->comm && a->dso == b->dso && a->sym == b->sym &&
-	       a->addr == b->addr && a->tid == b->tid;
+	return a->comm == b->comm && a->pid == b->pid && a->tid == b->tid &&
+	       a->dso == b->dso && a->sym == b->sym && a->addr == b->addr &&
+	       a->srcline == b->srcline;
 }
 
 static struct hist_entry *hist_slot(struct hist_entry *slots, size_t size,
@@ -675,11 +430,34 @@ static struct hist_entry *hist_slot(struct hist_entry *slots, size_t size,
 	return &slots[i];
 }
 
-/* Count one sample for @key; returns its row. */
-static struct hist_entry *hist_add(struct hist *hist,
-				   const struct hist_entry *key)
+/* The fields of @sample that @hist's keys select. */
+static struct hist_entry hist_key(const struct hist *hist,
+				  const struct hist_entry *sample)
 {
-	struct hist_entry *e;
+	struct hist_entry key = { 0 };
+
+	if (hist->keys & KEY_BIT(KEY_COMM))
+		key.comm = sample->comm;
+	if (hist->keys & KEY_BIT(KEY_THREAD)) {
+		key.pid = sample->pid;
+		key.tid = sample->tid;
+	}
+	if (hist->keys & KEY_BIT(KEY_OBJECT))
+		key.dso = sample->dso;
+	if (hist->keys & KEY_BIT(KEY_SYMBOL)) {
+		key.sym = sample->sym;
+		key.addr = sample->addr;
+	}
+	if (hist->keys & KEY_BIT(KEY_SRCLINE))
+		key.srcline = sample->srcline;
+	return key;
+}
+
+/* Count one sample, described by all the fields of @sample; returns its row. */
+static struct hist_entry *hist_add(struct hist *hist,
+				   const struct hist_entry *sample)
+{
+	struct hist_entry key = hist_key(hist, sample), *e;
 
 	if (2 * (hist->used + 1) > hist->size) {
 		size_t size = hist->size ? 2 * hist->size : 256, i;
@@ -693,9 +471,9 @@ static struct hist_entry *hist_add(struct hist *hist,
 		hist->slots = slots;
 		hist->size = size;
 	}
-	e = hist_slot(hist->slots, hist->size, key);
+	e = hist_slot(hist->slots, hist->size, &key);
 	if (!e->samples) {
-		*e = *key;
+		*e = key;
 		hist->used++;
 	}
 	e->samples++;
@@ -707,6 +485,11 @@ static const char *or_empty(const char *s)
 	return s ? s : "";
 }
 
+static int u64_cmp(__u64 x, __u64 y)
+{
+	return x < y ? -1 : x > y;
+}
+
 /* Most samples first; ties in a fixed order so output is stable. */
 static int hist_cmp(const void *a, const void *b)
 {
@@ -715,15 +498,19 @@ static int hist_cmp(const void *a, const void *b)
 
 	if (x->samples != y->samples)
 		return x->samples > y->samples ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	d = strcmp(or_empty(x->comm), or_empty(y->comm));
+	d = u64_cmp(x->pid, y->pid);
+	if (!d)
+		d = u64_cmp(x->tid, y->tid);
+	if (!d)
+		d = strcmp(or_empty(x->comm), or_empty(y->comm));
 	if (!d)
 		d = strcmp(or_empty(x->dso), or_empty(y->dso));
 	if (!d)
 		d = strcmp(or_empty(x->sym), or_empty(y->sym));
-	if (!d && x->addr != y->addr)
-		d = x->addr < y->addr ? -1 : 1;
+	if (!d)
+		d = u64_cmp(x->addr, y->addr);
+	if (!d)
+		d = strcmp(or_empty(x->srcline), or_empty(y->srcline));
 	return d;
 }
 
@@ -743,54 +530,52 @@ static struct hist_entry *hist_sorted(const struct hist *hist, size_t *nr)
 
 /* --- the report ------------------------------------------------------- */
 
+enum graph_mode { GRAPH_NONE, GRAPH_CALLER, GRAPH_CALLEE };
+
 struct report {
 	const struct pmc_data_header *hdr;
+	const struct sort_order *order;	/* the table's columns */
+	bool sorted;			/* --sort: no thread table */
+	enum graph_mode graph;		/* -G: call graphs under the rows */
 	bool finished;			/* pmc-record wrote the sizes */
 	__u64 nr_samples;
 	__u64 nr_lost;
 	__u64 nr_unknown;		/* records of types we do not know */
 	__u64 first_time, last_time;
-	struct hist symbols;		/* by comm, dso, symbol */
-	struct hist threads;		/* by tid */
+	struct hist table;		/* by the sort order's keys */
+	struct hist threads;		/* by pid and tid */
+	struct stack stack;		/* the current sample's */
+	struct call_node *stacks;	/* all stacks, under their comm */
 };
 
-/* The table cells for where @s was taken. */
-static void resolve_sample(const struct sample *s, struct hist_entry *key)
+/* Every table cell of @s, its IP resolved to @ip, whichever are shown. */
+static void describe_sample(const struct report *rep, const struct sample *s,
+			    const struct frame *ip, bool kernel,
+			    struct hist_entry *cells)
 {
-	const struct symbol *sym;
-	const struct map *map;
-	__u64 vaddr;
-
-	if ((s->misc & PMC_EVENT_MISC_KERNEL) || s->ip >= KERNEL_START) {
-		kernel_load();
-		sym = find_symbol(&kernel_dso, s->ip);
-		key->dso = kernel_dso.name;
-		key->sym = sym ? sym->name : kernel_name;
-		return;
-	}
-	map = find_map(s->pid, s->ip);
-	if (!map) {
-		key->dso = unknown_name;
-		key->addr = s->ip;	/* shown in place of a symbol */
-		return;
-	}
-	key->dso = map->dso->name;
-	key->sym = unknown_name;
-	dso_load(map->dso);
-	if (map->dso->is_exec)
-		vaddr = s->ip;
-	else if (!dso_offset_to_vaddr(map->dso,
-				      s->ip - map->start + map->pgoff, &vaddr))
-		return;
-	sym = find_symbol(map->dso, vaddr);
-	if (sym)
-		key->sym = sym->name;
+	*cells = (struct hist_entry) {
+		.comm = find_comm(s->pid, s->tid),
+		.pid = s->pid,
+		.tid = s->tid,
+		.dso = ip->dso,
+		.sym = ip->sym,
+	};
+	if (!ip->sym && kernel)
+		cells->sym = kernel_name;
+	else if (!ip->sym && ip->file)
+		cells->sym = unknown_name;
+	else if (!ip->sym)
+		cells->addr = s->ip;	/* shown in place of a symbol */
+	/* Only if asked for: DWARF line tables are slow to search. */
+	if (rep->table.keys & KEY_BIT(KEY_SRCLINE))
+		cells->srcline = frame_srcline(ip);
 }
 
 static void add_sample(struct report *rep, const struct sample *s)
 {
-	struct hist_entry key = { 0 };
-	const char *comm = find_comm(s->pid, s->tid);
+	bool kernel = (s->misc & PMC_EVENT_MISC_KERNEL) || s->ip >= KERNEL_START;
+	struct hist_entry cells, *row;
+	struct frame ip;
 
 	if (!rep->nr_samples || s->time < rep->first_time)
 		rep->first_time = s->time;
@@ -798,13 +583,28 @@ static void add_sample(struct report *rep, const struct sample *s)
 		rep->last_time = s->time;
 	rep->nr_samples++;
 
-	key.comm = comm;
-	resolve_sample(s, &key);
-	hist_add(&rep->symbols, &key);
+	resolve(s->pid, s->ip, kernel, false, &ip);
+	describe_sample(rep, s, &ip, kernel, &cells);
+	row = hist_add(&rep->table, &cells);
+	if (!rep->sorted)
+		hist_add(&rep->threads, &cells)->last_comm = cells.comm;
 
-	memset(&key, 0, sizeof(key));
-	key.tid = s->tid;
-	hist_add(&rep->threads, &key)->last_comm = comm;
+	if (rep->graph == GRAPH_NONE && !rep->stacks)
+		return;
+	sample_stack(s, &ip, kernel, &rep->stack);
+	if (rep->graph != GRAPH_NONE) {
+		if (!row->calls)
+			row->calls = call_tree_new();
+		call_tree_add(row->calls, rep->stack.frames, rep->stack.nr,
+			      rep->graph == GRAPH_CALLER ? CALLER_FIRST :
+							   CALLEE_FIRST);
+	}
+	if (rep->stacks) {
+		/* The command is the outermost frame, as in stackcollapse. */
+		stack_push(&rep->stack, cells.comm, false);
+		call_tree_add(rep->stacks, rep->stack.frames, rep->stack.nr,
+			      CALLER_FIRST);
+	}
 }
 
 /* The name at @off of a @what record: it must end inside the record. */
@@ -838,7 +638,7 @@ static void add_mmap(const unsigned char *rec, size_t size, __u64 where,
 		.start = m.addr,
 		.end = m.addr + m.len,
 		.pgoff = m.pgoff,
-		.dso = unmap ? NULL : find_dso(filename),
+		.dso = unmap ? NULL : dso_find(filename),
 	};
 }
 
@@ -904,6 +704,11 @@ static void replay(struct report *rep, const unsigned char *data,
 			if (!parse_sample(rec, h.size, record_type, &s))
 				die("sample at offset %" PRIu64 " has %u bytes, which does not match record_type %#x",
 				    (uint64_t)where, h.size, record_type);
+			if (s.chain_nr != (unsigned int)s.chain_hv +
+					  s.chain_kernel + s.chain_user)
+				die("sample at offset %" PRIu64 " has a corrupt call chain: %u entries, but %u hypervisor + %u kernel + %u user",
+				    (uint64_t)where, s.chain_nr, s.chain_hv,
+				    s.chain_kernel, s.chain_user);
 			add_sample(rep, &s);
 		} else if (h.type == PMC_EVENT_MMAP ||
 			   h.type == PMC_EVENT_MUNMAP) {
@@ -1040,11 +845,22 @@ static double percent(__u64 part, __u64 whole)
 /* Whether the period counts nanoseconds, from the shared event table. */
 static bool period_is_time(const struct pmc_data_header *hdr)
 {
-	enum pmc_event_unit unit;
+	enum pmc_unit unit;
 	__u64 config;
 
-	return !pmc_event_parse(hdr->event, &config, &unit) &&
+	return !pmc_event_lookup(hdr->event, &config, &unit) &&
 	       config == hdr->attr.config && unit == PMC_UNIT_NSEC;
+}
+
+/* "pid 42", or "all CPUs" for pmc-record -a. */
+static const char *target_name(const struct pmc_data_header *hdr)
+{
+	static char name[32];
+
+	if (hdr->pid == PMC_DATA_ALL_CPUS)
+		return "all CPUs";
+	snprintf(name, sizeof(name), "pid %u", hdr->pid);
+	return name;
 }
 
 static void print_header(const struct report *rep)
@@ -1060,10 +876,14 @@ static void print_header(const struct report *rep)
 		       1e9 / attr->irq_period : 0.0);
 	else
 		printf(" events");
-	printf("%s%s\n", attr->exclude_kernel ? ", user only" : "",
-	       attr->record_type & PMC_RECORD_CALLCHAIN ?
-			", call chains recorded (not shown)" : "");
-	printf("# command: '%s' (pid %u)\n", hdr->cmdline, hdr->pid);
+	if (attr->period_rand)
+		printf(" +- %u%%", (unsigned int)attr->period_rand);
+	printf("%s", attr->exclude_kernel ? ", user only" : "");
+	if (attr->record_type & PMC_RECORD_CALLCHAIN)
+		printf(", call chains recorded%s",
+		       rep->graph ? "" : " (not shown)");
+	putchar('\n');
+	printf("# command: '%s' (%s)\n", hdr->cmdline, target_name(hdr));
 	printf("# %" PRIu64 " samples", (uint64_t)rep->nr_samples);
 	if ((attr->record_type & PMC_RECORD_TIME) && rep->nr_samples > 1)
 		printf(" over %.3f s",
@@ -1094,24 +914,139 @@ static void print_rest(const struct hist_entry *rows, size_t nr,
 	       nr - TOP_ROWS, (uint64_t)rest, percent(rest, total));
 }
 
-static void print_symbols(const struct report *rep)
+/* Cell @key of @e; @buf holds it if it must be formatted. */
+static const char *cell(const struct hist_entry *e, enum sort_key key,
+			char *buf, size_t size)
+{
+	switch (key) {
+	case KEY_COMM:
+		return e->comm;
+	case KEY_THREAD:
+		snprintf(buf, size, "%u/%u", e->pid, e->tid);
+		return buf;
+	case KEY_OBJECT:
+		return e->dso;
+	case KEY_SYMBOL:
+		if (e->sym)
+			return e->sym;
+		snprintf(buf, size, "0x%" PRIx64, (uint64_t)e->addr);
+		return buf;
+	case KEY_SRCLINE:
+		return e->srcline;
+	case NR_KEYS:
+		break;
+	}
+	return "";
+}
+
+/*
+ * The cells of @e, or the headings if @e is NULL: each after a space and
+ * padded to its column's width, but the last.
+ */
+static void print_cells(const struct sort_order *order,
+			const struct hist_entry *e)
+{
+	char buf[32];
+	size_t i;
+
+	for (i = 0; i < order->nr; i++) {
+		enum sort_key key = order->keys[i];
+		const char *text = e ? cell(e, key, buf, sizeof(buf)) :
+				       sort_keys[key].title;
+
+		if (i + 1 < order->nr)
+			printf(" %-*s", sort_keys[key].width, text);
+		else
+			printf(" %s\n", text);
+	}
+}
+
+/* A call graph leaves out branches of less than this share of all samples. */
+#define GRAPH_MIN_PERCENT	0.5
+/* It starts under the Overhead column, as perf's does. */
+#define GRAPH_INDENT		12
+
+struct graph_printer {
+	struct strbuf prefix;		/* what goes before a line's frame */
+	__u64 total;			/* samples in the file */
+};
+
+static bool graph_shows(const struct graph_printer *gp,
+			const struct call_node *node)
+{
+	return node && percent(node->total, gp->total) >= GRAPH_MIN_PERCENT;
+}
+
+/*
+ * What is below @node, whose line is printed: a straight chain goes on
+ * down the same column; where it forks, or where some of its samples
+ * end, each branch gets its share of all samples and an indent.
+ */
+static void print_graph_below(struct graph_printer *gp,
+			      const struct call_node *node)
+{
+	size_t len = gp->prefix.len;
+	const struct call_node *child;
+
+	while ((child = node->children) && !child->next &&
+	       child->total == node->total) {
+		printf("%s%s\n", gp->prefix.buf, child->frame.name);
+		node = child;
+	}
+	for (child = node->children; graph_shows(gp, child);
+	     child = child->next) {
+		char bar = graph_shows(gp, child->next) ? '|' : ' ';
+		char label[32];
+		int width;
+
+		width = snprintf(label, sizeof(label), "--%.2f%%--",
+				 percent(child->total, gp->total));
+		printf("%s|\n", gp->prefix.buf);
+		printf("%s%c%s%s\n", gp->prefix.buf, bar, label,
+		       child->frame.name);
+		strbuf_addf(&gp->prefix, "%c%*s", bar, width, "");
+		print_graph_below(gp, child);
+		strbuf_setlen(&gp->prefix, len);
+	}
+}
+
+/* The call graph of a row, @root the tree of its samples' stacks. */
+static void print_call_graph(const struct report *rep, struct call_node *root)
+{
+	struct graph_printer gp = { .total = rep->nr_samples };
+	const struct call_node *only = root->children;
+
+	call_tree_sort(root, CALL_BY_SAMPLES);
+	strbuf_addf(&gp.prefix, "%*s", GRAPH_INDENT, "");
+	if (only && !only->next) {
+		printf("%s|\n%s---%s\n", gp.prefix.buf, gp.prefix.buf,
+		       only->frame.name);
+		strbuf_addf(&gp.prefix, "   ");
+		print_graph_below(&gp, only);
+	} else {
+		print_graph_below(&gp, root);
+	}
+	putchar('\n');
+	free(gp.prefix.buf);
+}
+
+static void print_table(const struct report *rep)
 {
 	struct hist_entry *rows;
 	size_t nr, i;
 
-	rows = hist_sorted(&rep->symbols, &nr);
-	printf("\n# %8s %9s  %-16s %-24s %s\n", "Overhead", "Samples",
-	       "Command", "Shared Object", "Symbol");
+	rows = hist_sorted(&rep->table, &nr);
+	printf("\n# %8s %9s ", "Overhead", "Samples");
+	print_cells(rep->order, NULL);
 	for (i = 0; i < nr && i < TOP_ROWS; i++) {
 		const struct hist_entry *e = &rows[i];
 
-		printf("  %7.2f%% %9" PRIu64 "  %-16s %-24s ",
+		printf("  %7.2f%% %9" PRIu64 " ",
 		       percent(e->samples, rep->nr_samples),
-		       (uint64_t)e->samples, e->comm, e->dso);
-		if (e->sym)
-			printf("%s\n", e->sym);
-		else
-			printf("0x%" PRIx64 "\n", (uint64_t)e->addr);
+		       (uint64_t)e->samples);
+		print_cells(rep->order, e);
+		if (e->calls)
+			print_call_graph(rep, e->calls);
 	}
 	print_rest(rows, nr, rep->nr_samples);
 	free(rows);
@@ -1136,44 +1071,250 @@ static void print_threads(const struct report *rep)
 	free(rows);
 }
 
+/* A line of --folded output. */
+struct folded {
+	char *stack;
+	__u64 samples;
+};
+
+struct folded_lines {
+	struct folded *lines;
+	size_t nr, cap;
+};
+
+/* Each stack that ends below @node, @path leading to it. */
+static void fold(const struct call_node *node, struct strbuf *path,
+		 struct folded_lines *out)
+{
+	const struct call_node *child;
+	size_t len = path->len;
+
+	for (child = node->children; child; child = child->next) {
+		/* perf script and stackcollapse mark kernel frames so. */
+		strbuf_addf(path, "%s%s%s", len ? ";" : "", child->frame.name,
+			    child->frame.kernel ? "_[k]" : "");
+		if (child->self) {
+			GROW(out->lines, out->nr, out->cap);
+			out->lines[out->nr++] = (struct folded) {
+				.stack = xstrdup(path->buf),
+				.samples = child->self,
+			};
+		}
+		fold(child, path, out);
+		strbuf_setlen(path, len);
+	}
+}
+
+static int folded_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct folded *)a)->stack,
+		      ((const struct folded *)b)->stack);
+}
+
+/*
+ * One line per distinct stack, "comm;outermost;...;innermost count",
+ * as flamegraph.pl and inferno read them, sorted by stack.
+ */
+static void print_folded(const struct report *rep)
+{
+	struct folded_lines out = { 0 };
+	struct strbuf path = { 0 };
+	size_t i;
+
+	fold(rep->stacks, &path, &out);
+	qsort(out.lines, out.nr, sizeof(*out.lines), folded_cmp);
+	for (i = 0; i < out.nr; i++) {
+		printf("%s %" PRIu64 "\n", out.lines[i].stack,
+		       (uint64_t)out.lines[i].samples);
+		free(out.lines[i].stack);
+	}
+	free(out.lines);
+	free(path.buf);
+}
+
+/* The flame graph of all stacks into @path. */
+static void write_svg(const struct report *rep, const char *path)
+{
+	const struct pmc_data_header *hdr = rep->hdr;
+	char title[PMC_DATA_CMDLINE_LEN + 64], subtitle[160];
+	FILE *out = fopen(path, "we");
+	bool written;
+
+	if (!out)
+		die("cannot write %s: %s", path, strerror(errno));
+	snprintf(title, sizeof(title), "Flame graph of '%s' (%s)",
+		 hdr->cmdline, target_name(hdr));
+	snprintf(subtitle, sizeof(subtitle),
+		 "%s: %" PRIu64 " samples, %" PRIu64 " lost%s", hdr->event,
+		 (uint64_t)rep->nr_samples, (uint64_t)rep->nr_lost,
+		 hdr->attr.record_type & PMC_RECORD_CALLCHAIN ? "" :
+			", no call chains");
+	written = flame_write(out, rep->stacks, title, subtitle);
+	if (fclose(out) || !written)
+		die("cannot write %s: %s", path, strerror(errno));
+}
+
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: pmc-report FILE\n"
+		"usage: pmc-report [-s KEYS] [-G caller|callee] [--svg FLAME.svg]\n"
+		"                  [--symfs DIR] FILE\n"
+		"       pmc-report --folded [--svg FLAME.svg] [--symfs DIR] FILE\n"
 		"\n"
 		"Show where the samples in FILE, written by pmc-record, fell:\n"
-		"the top symbols and the threads.\n");
+		"the top symbols and the threads.\n"
+		"\n"
+		"  -s, --sort KEYS  one table, its rows told apart by KEYS, a comma\n"
+		"                   list of comm, thread, object, symbol, srcline\n"
+		"  -G, --call-graph caller|callee\n"
+		"                   under each row, the call chains of its samples:\n"
+		"                   from the callers down, or from the sampled\n"
+		"                   function up (needs pmc-record -g)\n"
+		"  --folded         print each distinct stack and its samples\n"
+		"                   instead, as flamegraph.pl reads them\n"
+		"  --svg FLAME.svg  write an interactive flame graph too\n"
+		"  --symfs DIR      look the recorded files up under DIR\n");
 }
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (fmt) {
+		fprintf(stderr, "pmc-report: ");
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fputc('\n', stderr);
+	}
+	usage(stderr);
+	exit(2);
+}
+
+static enum sort_key parse_sort_key(const char *name)
+{
+	int key;
+
+	for (key = 0; key < NR_KEYS; key++)
+		if (!strcmp(name, sort_keys[key].name) ||
+		    (sort_keys[key].alias && !strcmp(name, sort_keys[key].alias)))
+			return key;
+	usage_error("unknown sort key '%s'", name);
+}
+
+/* --sort: a comma list of keys, each at most once. */
+static void parse_sort(const char *arg, struct sort_order *order)
+{
+	char *list = xstrdup(arg), *rest = list, *name;
+
+	*order = (struct sort_order) { 0 };
+	while ((name = strsep(&rest, ","))) {
+		enum sort_key key = parse_sort_key(name);
+
+		if (order->mask & KEY_BIT(key))
+			usage_error("sort key '%s' given twice", name);
+		order->keys[order->nr++] = key;
+		order->mask |= KEY_BIT(key);
+	}
+	free(list);
+}
+
+static enum graph_mode parse_graph_mode(const char *mode)
+{
+	if (!strcmp(mode, "caller"))
+		return GRAPH_CALLER;
+	if (!strcmp(mode, "callee"))
+		return GRAPH_CALLEE;
+	usage_error("-G takes caller or callee, not '%s'", mode);
+}
+
+enum { OPT_SYMFS = 256, OPT_FOLDED, OPT_SVG };
+
+static const struct option options[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "sort", required_argument, NULL, 's' },
+	{ "call-graph", required_argument, NULL, 'G' },
+	{ "symfs", required_argument, NULL, OPT_SYMFS },
+	{ "folded", no_argument, NULL, OPT_FOLDED },
+	{ "svg", required_argument, NULL, OPT_SVG },
+	{ NULL, 0, NULL, 0 }
+};
 
 int main(int argc, char **argv)
 {
-	struct report rep = { 0 };
+	struct report rep = { .order = &default_order };
+	struct sort_order order;
+	const char *svg = NULL;
+	bool folded = false;
 	unsigned char *buf;
 	__u64 size, len;
+	int opt;
 
-	if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		usage(stdout);
-		return 0;
+	while ((opt = getopt_long(argc, argv, "hs:G:", options, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 's':
+			parse_sort(optarg, &order);
+			rep.order = &order;
+			rep.sorted = true;
+			break;
+		case 'G':
+			rep.graph = parse_graph_mode(optarg);
+			break;
+		case OPT_SYMFS:
+			symbols_set_symfs(optarg);
+			break;
+		case OPT_FOLDED:
+			folded = true;
+			break;
+		case OPT_SVG:
+			svg = optarg;
+			break;
+		default:
+			usage_error(NULL);
+		}
 	}
-	if (argc != 2 || argv[1][0] == '-') {
-		usage(stderr);
-		return 2;
-	}
-	data_path = argv[1];
+	if (optind != argc - 1)
+		usage_error(NULL);
+	if (folded && (rep.sorted || rep.graph))
+		usage_error("--folded prints stacks only: no -s or -G with it");
+	if (folded || svg)
+		rep.stacks = call_tree_new();
+	data_path = argv[optind];
+	rep.table.keys = rep.order->mask;
+	rep.threads.keys = KEY_BIT(KEY_THREAD);
 
 	buf = read_file(data_path, &size);
 	len = check_header(&rep, buf, size);
+	if (rep.graph && !(rep.hdr->attr.record_type & PMC_RECORD_CALLCHAIN))
+		die("no call chains recorded: -G needs a recording made with pmc-record -g");
+	if (rep.stacks && !(rep.hdr->attr.record_type & PMC_RECORD_CALLCHAIN))
+		warn("%s: no call chains recorded: each stack is just the sampled function",
+		     data_path);
 	header_comm = intern(rep.hdr->comm[0] ? rep.hdr->comm : unknown_name);
-	kernel_same_boot = same_boot(rep.hdr);
+	all_cpus = rep.hdr->pid == PMC_DATA_ALL_CPUS;
+	kernel_symbols_init(same_boot(rep.hdr));
 	replay(&rep, buf + rep.hdr->header_size, len);
 	check_counts(&rep);
 
+	if (rep.stacks)
+		call_tree_sort(rep.stacks, CALL_BY_NAME);
+	if (svg)
+		write_svg(&rep, svg);
+	if (folded) {
+		print_folded(&rep);
+		return 0;
+	}
 	print_header(&rep);
 	if (!rep.nr_samples) {
 		printf("\n# no samples\n");
 		return 0;
 	}
-	print_symbols(&rep);
-	print_threads(&rep);
+	print_table(&rep);
+	if (!rep.sorted)
+		print_threads(&rep);
 	return 0;
 }

@@ -7,8 +7,9 @@
  *	pmc-stat [-e EVENT,...] [-I MS] [-x SEP | -j] -p PID | -a | -C LIST
  *
  * Counters are inherited, so a command's whole process tree is counted.
- * "{a,b}" opens a group, scheduled on the PMU as a unit; a ":D" suffix
- * pins an event or group (perf's spelling). -x and -j print perf stat's
+ * Events are libpmc event strings: "{a,b}" opens a group, scheduled on
+ * the PMU as a unit; perf's modifiers ":u", ":k" and ":D" count user
+ * or kernel mode only, or pin an event or group. -x and -j print perf stat's
  * CSV and JSON fields; -r runs the command N times and prints means; -I
  * prints the counts of each interval as it ends.
  */
@@ -28,7 +29,8 @@
 #include <sys/ioctl.h>
 
 #include "pmc-child.h"
-#include "pmc-events.h"
+#include "pmc-cpus.h"
+#include "pmc-tools.h"
 
 #define DEFAULT_EVENTS	"task-clock,context-switches,cpu-migrations,page-faults"
 
@@ -39,24 +41,22 @@
 #define PID_POLL_NS	100000000L
 #define INTERVAL_STEP_NS	10000000L
 
+/* The counts of events[i], summed over the targets. */
 struct stat_counter {
 	const char *name;		/* as the user spelt it */
 	__u64 config;
-	enum pmc_event_unit unit;
+	enum pmc_unit unit;
 	int *fds;			/* per target; -1: not open */
-	size_t leader;			/* index of the group leader */
-	bool pinned;			/* ":D" */
-	bool leads;			/* opened as a group leader */
 	bool supported;			/* false: no PMU for it */
 	bool counted;			/* ran at least once */
-	__u64 value, enabled, running;
+	struct pmc_count count;
 	double scaled;			/* value * enabled / running */
 	/* -r: over the runs that counted it */
 	unsigned int runs;
 	double sum, sumsq;		/* of scaled */
 	__u64 sum_enabled, sum_running;
 	/* -I: the totals at the last interval */
-	__u64 last_value, last_enabled, last_running;
+	struct pmc_count last;
 };
 
 /*
@@ -81,10 +81,10 @@ static const struct stat_ratio stat_ratios[] = {
 	{ HW(CACHE_MISSES),  HW(CACHE_REFERENCES),    100.0, 2, "% of all cache refs" },
 };
 
-static struct stat_counter *counters;
+static struct pmc_evlist events;	/* what -e asked for */
+static struct stat_counter *counters;	/* one per event */
 static size_t nr_counters;
 static bool user_only;			/* fell back to exclude_kernel */
-static volatile sig_atomic_t interrupted;
 /*
  * What the counters watch: one task (cpus == NULL, nr_targets 1), or
  * with -a or -C every task on each CPU in cpus[], one counter per CPU
@@ -110,7 +110,8 @@ static void usage(FILE *out)
 		"\n"
 		"  -e, --event=EVENT,...  events to count (repeatable; default\n"
 		"                         " DEFAULT_EVENTS ");\n"
-		"                         {EVENT,...} is a group, EVENT:D pinned\n"
+		"                         {EVENT,...} is a group; EVENT:u counts\n"
+		"                         user mode only, :k kernel mode, :D pins\n"
 		"  -p, --pid=PID          attach to task PID instead of COMMAND\n"
 		"  -a, --all-cpus         count every task on every online CPU\n"
 		"                         (while COMMAND runs, or until SIGINT)\n"
@@ -129,157 +130,75 @@ static void usage(FILE *out)
 	pmc_events_list(out);
 }
 
-static void __attribute__((noreturn)) bad_group(const char *arg)
-{
-	fprintf(stderr, "pmc-stat: bad group syntax in '%s': use {EVENT,EVENT,...}\n",
-		arg);
-	exit(2);
-}
-
-/*
- * Counters keep pointers into @arg's copy, so it is never freed. Groups
- * are "{a,b,...}"; ":D" after an event (or a group's closing brace, or
- * its leader) pins it.
- */
 static void add_events(const char *arg)
 {
-	char *list = strdup(arg);
-	char *name, *save = NULL;
-	bool empty = true, in_group = false;
-	size_t leader = 0;
+	char err[256];
 
-	if (!list) {
-		perror("pmc-stat");
-		exit(1);
-	}
-	for (name = strtok_r(list, ",", &save); name;
-	     name = strtok_r(NULL, ",", &save)) {
-		struct stat_counter *c;
-		bool opens = false, closes = false, pinned = false;
-		size_t len;
-
-		if (name[0] == '{') {
-			if (in_group)
-				bad_group(arg);
-			opens = true;
-			name++;
-		}
-		len = strlen(name);
-		if (len > 2 && !strcmp(name + len - 2, ":D")) {
-			pinned = true;
-			name[len -= 2] = '\0';
-		}
-		if (len && name[len - 1] == '}') {
-			if (!in_group && !opens)
-				bad_group(arg);
-			closes = true;
-			name[--len] = '\0';
-		}
-		if (!len)
-			bad_group(arg);
-		empty = false;
-		counters = realloc(counters, (nr_counters + 1) * sizeof(*c));
-		if (!counters) {
-			perror("pmc-stat");
-			exit(1);
-		}
-		c = &counters[nr_counters++];
-		memset(c, 0, sizeof(*c));
-		c->name = name;
-		c->supported = true;
-		if (opens) {
-			in_group = true;
-			leader = nr_counters - 1;
-		}
-		c->leader = in_group ? leader : nr_counters - 1;
-		if (pinned)
-			counters[c->leader].pinned = true;
-		if (closes)
-			in_group = false;
-		if (pmc_event_parse(name, &c->config, &c->unit)) {
-			fprintf(stderr, "pmc-stat: unknown event '%s'; valid events:\n",
-				name);
+	if (pmc_evlist_parse(&events, arg, err, sizeof(err))) {
+		fprintf(stderr, "pmc-stat: %s\n", err);
+		if (!strncmp(err, "unknown event", 13)) {
+			fprintf(stderr, "valid events:\n");
 			pmc_events_list(stderr);
-			exit(2);
 		}
-	}
-	if (in_group)
-		bad_group(arg);
-	if (empty) {
-		fprintf(stderr, "pmc-stat: empty event list; valid events:\n");
-		pmc_events_list(stderr);
 		exit(2);
 	}
 }
 
-/* Once the targets are known: one fd slot per target per event. */
-static void alloc_fds(void)
+/* Once the targets are known: a counter per event, an fd per target. */
+static void alloc_counters(void)
 {
 	size_t i;
 
+	nr_counters = events.nr;
+	counters = calloc(nr_counters, sizeof(*counters));
+	if (!counters) {
+		perror("pmc-stat");
+		exit(1);
+	}
 	for (i = 0; i < nr_counters; i++) {
-		counters[i].fds = malloc(nr_targets * sizeof(int));
-		if (!counters[i].fds) {
+		struct stat_counter *c = &counters[i];
+
+		c->name = events.ev[i].name;
+		c->config = events.ev[i].attr.config;
+		c->unit = events.ev[i].unit;
+		c->supported = true;
+		/* a command's whole process tree */
+		events.ev[i].attr.inherit = !cpus;
+		c->fds = malloc(nr_targets * sizeof(int));
+		if (!c->fds) {
 			perror("pmc-stat");
 			exit(1);
 		}
-		memset(counters[i].fds, -1, nr_targets * sizeof(int));
+		memset(c->fds, -1, nr_targets * sizeof(int));
 	}
 }
 
-/* "0,2-3": the CPUs of a list, as in sysfs and perf -C. */
+/* -C LIST: the CPUs of the list. */
 static void parse_cpu_list(const char *list)
 {
-	const char *p = list;
+	int n;
 
 	free(cpus);
-	cpus = NULL;
-	nr_targets = 0;
-	while (*p) {
-		char *end;
-		long lo, hi;
-
-		errno = 0;
-		lo = strtol(p, &end, 10);
-		hi = lo;
-		if (!errno && end != p && *end == '-') {
-			p = end + 1;
-			hi = strtol(p, &end, 10);
-		}
-		if (errno || end == p || lo < 0 || hi < lo || hi > 65535 ||
-		    (*end && *end != ',' && *end != '\n'))
-			goto bad;
-		for (; lo <= hi; lo++) {
-			cpus = realloc(cpus, (nr_targets + 1) * sizeof(*cpus));
-			if (!cpus) {
-				perror("pmc-stat");
-				exit(1);
-			}
-			cpus[nr_targets++] = lo;
-		}
-		p = *end ? end + 1 : end;
-		if (*p == '\n')
-			break;
+	n = pmc_cpu_list(list, &cpus);
+	if (n < 0) {
+		fprintf(stderr, "pmc-stat: bad CPU list '%s': use N,M-K\n", list);
+		exit(2);
 	}
-	if (nr_targets)
-		return;
-bad:
-	fprintf(stderr, "pmc-stat: bad CPU list '%s': use N,M-K\n", list);
-	exit(2);
+	nr_targets = n;
 }
 
 /* -a: every online CPU. */
 static void all_cpus(void)
 {
-	static char online[4096];
-	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
+	int n;
 
-	if (!f || !fgets(online, sizeof(online), f)) {
+	free(cpus);
+	n = pmc_online_cpus(&cpus);
+	if (n < 0) {
 		perror("pmc-stat: /sys/devices/system/cpu/online");
 		exit(1);
 	}
-	fclose(f);
-	parse_cpu_list(online);
+	nr_targets = n;
 }
 
 static void close_counters(void)
@@ -295,62 +214,23 @@ static void close_counters(void)
 	}
 }
 
-static bool cpu_is_offline(int cpu)
+/* Open event @i on target @t (@pid, or cpus[t]); the fd or -1 with errno. */
+static int open_one(size_t i, size_t t, pid_t pid)
 {
-	char path[64];
-	FILE *f;
-	int online = 1;
-
-	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-	f = fopen(path, "r");
-	if (!f)
-		return false;	/* CPUs that cannot go offline have no file */
-	if (fscanf(f, "%d", &online) != 1)
-		online = 1;
-	fclose(f);
-	return !online;
-}
-
-/* Why a per-CPU counter was refused (EACCES): the policy and its fix. */
-static void explain_cpu_eacces(void)
-{
-	FILE *f = fopen("/proc/sys/kernel/pmc_paranoid", "r");
-	int level = 2;
-
-	if (f) {
-		if (fscanf(f, "%d", &level) != 1)
-			level = 2;
-		fclose(f);
-	}
-	fprintf(stderr, "pmc-stat: -a and -C count every task on a CPU: that needs CAP_PERFMON (or CAP_SYS_ADMIN), or kernel.pmc_paranoid <= 0 (it is %d)\n",
-		level);
-}
-
-/* Open @c on target @t (@pid, or cpus[t]); the fd or -1 with errno. */
-static int open_one(struct stat_counter *c, size_t i, size_t t, pid_t pid)
-{
+	size_t leader = events.ev[i].leader;
 	/* A member whose leader could not open counts on its own. */
-	int group_fd = c->leader == i ? -1 : counters[c->leader].fds[t];
-	struct pmc_attr attr;
+	int group_fd = leader == i ? -1 : counters[leader].fds[t];
 	int fd;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.config = c->config;
-	attr.read_format = PMC_FORMAT_TOTAL_TIME_ENABLED |
-			   PMC_FORMAT_TOTAL_TIME_RUNNING;
-	attr.exclude_kernel = user_only;
-	attr.inherit = !cpus;		/* a command's whole process tree */
-	attr.pinned = c->pinned && group_fd < 0;
-	/* Leaders start once their groups are complete. */
-	c->leads = group_fd < 0;
-	attr.disabled = c->leads;
-	fd = sys_pmc_open(&attr, cpus ? -1 : pid, cpus ? cpus[t] : -1,
-			  group_fd, PMC_FLAG_FD_CLOEXEC);
+	events.ev[i].attr.exclude_kernel |= user_only;
+	fd = pmc_evsel_open(&events, i, cpus ? -1 : pid, cpus ? cpus[t] : -1,
+			    group_fd, PMC_FLAG_FD_CLOEXEC);
 	/* At pmc_paranoid 2 only user-mode counting of a task is allowed. */
 	if (fd < 0 && errno == EACCES && !user_only && !cpus) {
 		user_only = true;
-		attr.exclude_kernel = 1;
-		fd = sys_pmc_open(&attr, pid, -1, group_fd, PMC_FLAG_FD_CLOEXEC);
+		events.ev[i].attr.exclude_kernel = 1;
+		fd = pmc_evsel_open(&events, i, pid, -1, group_fd,
+				    PMC_FLAG_FD_CLOEXEC);
 	}
 	return fd;
 }
@@ -370,7 +250,7 @@ static int open_counters(pid_t pid)
 		for (t = 0; t < nr_targets && c->supported; t++) {
 			int err;
 
-			c->fds[t] = open_one(c, i, t, pid);
+			c->fds[t] = open_one(i, t, pid);
 			if (c->fds[t] >= 0)
 				continue;
 
@@ -379,18 +259,9 @@ static int open_counters(pid_t pid)
 				fprintf(stderr, "pmc-stat: pmc_open not supported by this kernel (ENOSYS)\n");
 				goto fail;
 			}
-			if (cpus && err == EACCES) {
-				explain_cpu_eacces();
+			if (cpus && pmc_explain_cpu_error("pmc-stat", err,
+							  cpus[t], c->config))
 				goto fail;
-			}
-			if (cpus && err == ENODEV && cpu_is_offline(cpus[t])) {
-				fprintf(stderr, "pmc-stat: CPU %d is offline\n", cpus[t]);
-				goto fail;
-			}
-			if (cpus && err == EINVAL && !pmc_config_needs_pmu(c->config)) {
-				fprintf(stderr, "pmc-stat: there is no CPU %d\n", cpus[t]);
-				goto fail;
-			}
 			if (pmc_config_needs_pmu(c->config) && err == ENODEV) {
 				fprintf(stderr, "pmc-stat: %s: no hardware PMU (ENODEV)\n",
 					c->name);
@@ -408,10 +279,11 @@ static int open_counters(pid_t pid)
 			goto fail;
 		}
 	}
+	/* Leaders first (their index is lower): see pmc_evlist_enable(). */
 	for (i = 0; i < nr_counters; i++) {
 		struct stat_counter *c = &counters[i];
 
-		for (t = 0; t < nr_targets && c->leads; t++) {
+		for (t = 0; t < nr_targets; t++) {
 			if (c->fds[t] < 0)
 				continue;
 			if (ioctl(c->fds[t], PMC_IOC_ENABLE) < 0) {
@@ -436,37 +308,30 @@ static void read_counters(void)
 		struct stat_counter *c = &counters[i];
 
 		c->counted = false;
-		c->value = c->enabled = c->running = 0;
+		memset(&c->count, 0, sizeof(c->count));
 		for (t = 0; t < nr_targets; t++) {
-			__u64 buf[3];
-			ssize_t n;
+			struct pmc_count one;
+			int ret;
 
 			if (c->fds[t] < 0)
 				continue;
-			n = read(c->fds[t], buf, sizeof(buf));
-			if (n != sizeof(buf)) {
-				/* 0 is a pinned group in error state: never counted. */
-				if (n == 0)
-					fprintf(stderr, "pmc-stat: warning: %s: pinned group did not fit on the PMU (error state)\n",
-						c->name);
-				else if (n < 0)
-					fprintf(stderr, "pmc-stat: read(%s): %s\n",
-						c->name, strerror(errno));
-				else
-					fprintf(stderr, "pmc-stat: read(%s): short read (%zd bytes)\n",
-						c->name, n);
+			ret = pmc_read_count(c->fds[t], &one);
+			if (ret > 0)
+				fprintf(stderr, "pmc-stat: warning: %s: pinned group did not fit on the PMU (error state)\n",
+					c->name);
+			else if (ret < 0)
+				fprintf(stderr, "pmc-stat: read(%s): %s\n",
+					c->name, strerror(errno));
+			if (ret)
 				continue;
-			}
-			c->value += buf[0];
-			c->enabled += buf[1];
-			c->running += buf[2];
+			c->count.value += one.value;
+			c->count.enabled += one.enabled;
+			c->count.running += one.running;
 			/* Times are both 0 when the task never ran: the value is exact. */
-			if (buf[2] || !buf[1])
+			if (one.running || !one.enabled)
 				c->counted = true;
 		}
-		c->scaled = c->value;
-		if (c->running && c->running < c->enabled)
-			c->scaled = (double)c->value * c->enabled / c->running;
+		c->scaled = pmc_count_scaled(&c->count);
 	}
 }
 
@@ -558,8 +423,8 @@ static void print_counter_csv(const struct stat_counter *c, double elapsed_ns)
 		fprintf(stderr, "%.0f%s%s%s", c->scaled, s, s, c->name);
 	if (repeat > 1)
 		fprintf(stderr, "%s%.2f%%", s, rel_stderr(c));
-	fprintf(stderr, "%s%" PRIu64 "%s%.2f", s, (uint64_t)c->running, s,
-		c->enabled ? 100.0 * c->running / c->enabled : 100.0);
+	fprintf(stderr, "%s%" PRIu64 "%s%.2f", s, (uint64_t)c->count.running,
+		s, pmc_count_percent(&c->count));
 	if (c->counted)
 		r = find_ratio(c, elapsed_ns, &val);
 	if (r)
@@ -591,8 +456,7 @@ static void print_counter_json(const struct stat_counter *c, double elapsed_ns)
 	if (repeat > 1)
 		fprintf(stderr, ", \"variance\" : %.2f", rel_stderr(c));
 	fprintf(stderr, ", \"event-runtime\" : %" PRIu64 ", \"pcnt-running\" : %.2f",
-		(uint64_t)c->running,
-		c->enabled ? 100.0 * c->running / c->enabled : 100.0);
+		(uint64_t)c->count.running, pmc_count_percent(&c->count));
 	if (c->counted)
 		r = find_ratio(c, elapsed_ns, &val);
 	if (r)
@@ -603,7 +467,7 @@ static void print_counter_json(const struct stat_counter *c, double elapsed_ns)
 
 static void print_counter(const struct stat_counter *c, double elapsed_ns)
 {
-	bool scaled = c->running < c->enabled;
+	bool scaled = c->count.running < c->count.enabled;
 	bool commented;
 	char comment[64];
 
@@ -624,7 +488,7 @@ static void print_counter(const struct stat_counter *c, double elapsed_ns)
 	else if (scaled)
 		fprintf(stderr, "%15.0f      ", c->scaled);
 	else
-		fprintf(stderr, "%15" PRIu64 "      ", (uint64_t)c->value);
+		fprintf(stderr, "%15" PRIu64 "      ", (uint64_t)c->count.value);
 
 	commented = format_ratio(c, elapsed_ns, comment, sizeof(comment));
 	if (!commented && !scaled && repeat == 1) {
@@ -636,8 +500,19 @@ static void print_counter(const struct stat_counter *c, double elapsed_ns)
 		fprintf(stderr, "  ( +- %5.2f%% )", rel_stderr(c));
 	if (scaled)
 		fprintf(stderr, "  (%.1f%% counted)",
-			100.0 * c->running / c->enabled);
+			pmc_count_percent(&c->count));
 	fputc('\n', stderr);
+}
+
+/* One counter, in the format the options chose. */
+static void print_one(const struct stat_counter *c, double elapsed_ns)
+{
+	if (json)
+		print_counter_json(c, elapsed_ns);
+	else if (csv_sep)
+		print_counter_csv(c, elapsed_ns);
+	else
+		print_counter(c, elapsed_ns);
 }
 
 static void print_stats(pid_t attach_pid, char **cmd, double elapsed_ns)
@@ -645,12 +520,8 @@ static void print_stats(pid_t attach_pid, char **cmd, double elapsed_ns)
 	size_t i;
 
 	if (csv_sep || json) {
-		for (i = 0; i < nr_counters; i++) {
-			if (json)
-				print_counter_json(&counters[i], elapsed_ns);
-			else
-				print_counter_csv(&counters[i], elapsed_ns);
-		}
+		for (i = 0; i < nr_counters; i++)
+			print_one(&counters[i], elapsed_ns);
 		return;
 	}
 	fprintf(stderr, "\n Counter stats for ");
@@ -670,7 +541,7 @@ static void print_stats(pid_t attach_pid, char **cmd, double elapsed_ns)
 	fprintf(stderr, ":\n\n");
 
 	for (i = 0; i < nr_counters; i++)
-		print_counter(&counters[i], elapsed_ns);
+		print_one(&counters[i], elapsed_ns);
 
 	fprintf(stderr, "\n%15.6f seconds time elapsed%s\n\n", elapsed_ns / 1e9,
 		repeat > 1 ? " (mean)" : "");
@@ -684,16 +555,6 @@ static double now_ns(void)
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
-static void on_sigint(int sig)
-{
-	(void)sig;
-	interrupted = 1;
-}
-
-/*
- * Release the held @child and wait for it: its exit code, or -1 with the
- * counters closed if it could not exec.
- */
 /*
  * -I: print what each counter counted since the last interval, stamped
  * with the seconds since the count began; then leave the totals as they
@@ -710,23 +571,14 @@ static void print_interval(double start_ns, double *last_ns)
 	interval_time = (now - start_ns) / 1e9;
 	for (i = 0; i < nr_counters; i++) {
 		struct stat_counter *c = &counters[i];
-		__u64 value = c->value, enabled = c->enabled, running = c->running;
+		struct pmc_count total = c->count;
 
-		c->value -= c->last_value;
-		c->enabled -= c->last_enabled;
-		c->running -= c->last_running;
-		c->scaled = c->value;
-		if (c->running && c->running < c->enabled)
-			c->scaled = (double)c->value * c->enabled / c->running;
-		if (json)
-			print_counter_json(c, now - *last_ns);
-		else if (csv_sep)
-			print_counter_csv(c, now - *last_ns);
-		else
-			print_counter(c, now - *last_ns);
-		c->last_value = value;
-		c->last_enabled = enabled;
-		c->last_running = running;
+		c->count.value -= c->last.value;
+		c->count.enabled -= c->last.enabled;
+		c->count.running -= c->last.running;
+		c->scaled = pmc_count_scaled(&c->count);
+		print_one(c, now - *last_ns);
+		c->last = total;
 	}
 	interval_time = -1;
 	*last_ns = now;
@@ -763,14 +615,14 @@ static bool child_done(void *arg)
 static bool sigint_done(void *arg)
 {
 	(void)arg;
-	return interrupted;
+	return pmc_interrupted;
 }
 
 static bool task_done(void *arg)
 {
 	pid_t pid = *(pid_t *)arg;
 
-	return interrupted || (kill(pid, 0) < 0 && errno == ESRCH);
+	return pmc_interrupted || (kill(pid, 0) < 0 && errno == ESRCH);
 }
 
 static int run_command(struct pmc_child *child, char **cmd, double start_ns)
@@ -799,8 +651,8 @@ static void accumulate(void)
 		c->runs++;
 		c->sum += c->scaled;
 		c->sumsq += c->scaled * c->scaled;
-		c->sum_enabled += c->enabled;
-		c->sum_running += c->running;
+		c->sum_enabled += c->count.enabled;
+		c->sum_running += c->count.running;
 	}
 }
 
@@ -816,9 +668,9 @@ static void average(void)
 		if (!c->runs)
 			continue;
 		c->scaled = c->sum / c->runs;
-		c->value = llround(c->scaled);
-		c->enabled = c->sum_enabled;
-		c->running = c->sum_running;
+		c->count.value = llround(c->scaled);
+		c->count.enabled = c->sum_enabled;
+		c->count.running = c->sum_running;
 	}
 }
 
@@ -828,8 +680,7 @@ static void average(void)
  * counters[]; returns COMMAND's exit status, or -1 (message printed) or
  * -127 (COMMAND could not run) as pmc-stat's own exit status, negated.
  */
-static int count_once(pid_t attach_pid, char **cmd,
-		      const struct sigaction *sa, double *elapsed_ns)
+static int count_once(pid_t attach_pid, char **cmd, double *elapsed_ns)
 {
 	struct pmc_child child;
 	int status = 0;
@@ -837,7 +688,7 @@ static int count_once(pid_t attach_pid, char **cmd,
 
 	if (cpus && !cmd[0]) {
 		/* -a or -C alone: until SIGINT. */
-		sigaction(SIGINT, sa, NULL);
+		pmc_catch_sigint();
 		if (open_counters(0))
 			return -1;
 		start = now_ns();
@@ -845,7 +696,7 @@ static int count_once(pid_t attach_pid, char **cmd,
 	} else if (!attach_pid) {
 		if (pmc_child_spawn(&child, "pmc-stat", cmd))
 			return -1;
-		sigaction(SIGINT, sa, NULL);
+		pmc_catch_sigint();
 		if (open_counters(child.pid)) {
 			pmc_child_abort(&child);
 			return -1;
@@ -857,7 +708,7 @@ static int count_once(pid_t attach_pid, char **cmd,
 	} else {
 		if (open_counters(attach_pid))
 			return -1;
-		sigaction(SIGINT, sa, NULL);
+		pmc_catch_sigint();
 		start = now_ns();
 		if (cmd[0]) {
 			if (pmc_child_spawn(&child, "pmc-stat", cmd))
@@ -906,7 +757,6 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	double elapsed_ns = 0, run_ns;
-	struct sigaction sa;
 	pid_t attach_pid = 0;
 	unsigned int run;
 	int opt, status = 0;
@@ -978,17 +828,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pmc-stat: -r needs a COMMAND to run again\n");
 		return 2;
 	}
-	if (!nr_counters)
+	if (!events.nr)
 		add_events(DEFAULT_EVENTS);
-	alloc_fds();
+	alloc_counters();
 
 	/* SIGINT stops the count (and the command) but not the report. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_sigint;
-	sigemptyset(&sa.sa_mask);
-
-	for (run = 0; run < repeat && !interrupted; run++) {
-		status = count_once(attach_pid, cmd, &sa, &run_ns);
+	for (run = 0; run < repeat && !pmc_interrupted; run++) {
+		status = count_once(attach_pid, cmd, &run_ns);
 		if (status < 0)
 			return -status;
 		accumulate();

@@ -143,7 +143,8 @@ static void pmc_x86_set_period(struct pmc_counter *counter)
 	s64 left = local64_read(&counter->hw.period_left);
 	u64 val;
 
-	left = pmc_x86_next_left(model, left, counter->hw.period,
+	left = pmc_x86_next_left(model, left,
+				 pmc_next_period(counter, counter->hw.period),
 				 READ_ONCE(counter->throttled));
 	local64_set(&counter->hw.period_left, left);
 

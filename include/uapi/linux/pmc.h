@@ -53,6 +53,9 @@ enum pmc_sw_id {
 	PMC_SW_MAX,
 };
 
+/* The widest period_rand: periods stay within half to 1.5 irq_period. */
+#define PMC_PERIOD_RAND_MAX	50
+
 /* pmc_attr.record_type: what a sample record carries. */
 #define PMC_RECORD_IP		(1U << 0)
 #define PMC_RECORD_TID		(1U << 1)
@@ -84,7 +87,10 @@ struct pmc_attr {
 	      mmap           : 1, /* PMC_EVENT_MMAP/MUNMAP records... */
 	      munmap         : 1, /* ...for PROT_EXEC mappings */
 	      comm           : 1, /* PMC_EVENT_COMM records */
-	      __reserved_1   : 53;
+	      period_rand    : 7, /* 0, or draw each period from
+				   * irq_period +- period_rand % (1..50)
+				   */
+	      __reserved_1   : 46;
 	__u32 extra_config_len;	/* must be 0 for now */
 	__u32 wakeup_events;	/* wake poll() every N samples; 0: per page */
 	__u64 __reserved_2;

@@ -212,9 +212,11 @@ static void fuzz_attr(struct worker *w, struct pmc_attr *attr)
 	attr->mmap = chance(w, 20);
 	attr->munmap = chance(w, 20);
 	attr->comm = chance(w, 20);
+	/* 0..127: valid up to PMC_PERIOD_RAND_MAX, and only with a period */
+	attr->period_rand = chance(w, 20) ? below(w, 128) : 0;
 	attr->wakeup_events = chance(w, 80) ? below(w, 4) : rnd(w);
 	if (chance(w, 3))
-		attr->__reserved_1 = 1ULL << below(w, 53);
+		attr->__reserved_1 = 1ULL << below(w, 46);
 	if (chance(w, 3))
 		attr->extra_config_len = rnd(w);
 }
@@ -242,7 +244,7 @@ static void op_open(struct worker *w)
 	cpu = chance(w, 70) ? -1 : chance(w, 80) ? (int)below(w, 3) :
 						    (int)rnd(w);
 	group = chance(w, 60) ? -1 : pick_fd(w);
-	fd = sys_pmc_open(&attr, pid, cpu, group, chance(w, 50));
+	fd = pmc_open(&attr, pid, cpu, group, chance(w, 50));
 	logf_op(w, "open config %#llx period %#llx pid %d cpu %d group %d = %d",
 		(unsigned long long)attr.config,
 		(unsigned long long)attr.irq_period, pid, cpu, group,

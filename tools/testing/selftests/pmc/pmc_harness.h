@@ -32,7 +32,7 @@ static inline void require_pmc_open(struct __test_metadata *_metadata)
 	int fd, err;
 
 	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
-	fd = sys_pmc_open(&attr, 0, -1, -1, 0);
+	fd = pmc_open(&attr, 0, -1, -1, 0);
 	err = errno;
 	if (fd < 0 && err == ENOSYS)
 		TH_LOG("pmc_open(2) is not implemented by this kernel (ENOSYS)");
@@ -48,7 +48,7 @@ static inline int counter_open(struct __test_metadata *_metadata,
 			       struct pmc_attr *attr, pid_t pid, int cpu,
 			       int group_fd)
 {
-	int fd = sys_pmc_open(attr, pid, cpu, group_fd, 0);
+	int fd = pmc_open(attr, pid, cpu, group_fd, 0);
 	int err = errno;
 
 	ASSERT_LE(0, fd) {

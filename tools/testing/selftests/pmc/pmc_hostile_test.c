@@ -46,7 +46,7 @@
 
 /* Samples from @from to data_head, which must all be of @type. */
 static unsigned int ring_samples(struct __test_metadata *_metadata,
-				 struct ring *r, __u64 from, __u32 type)
+				 struct pmc_ring *r, __u64 from, __u32 type)
 {
 	__u64 pos = from, head = ring_head(r);
 	unsigned int nr = 0;
@@ -151,7 +151,7 @@ static void race_open_all(struct race_stats *st, pid_t pid)
 
 	for (i = 0; i < ARRAY_SIZE(race_events) && !st->err[0]; i++) {
 		pmc_sw_attr(&attr, race_events[i], 0);
-		fd = sys_pmc_open(&attr, pid, -1, -1, 0);
+		fd = pmc_open(&attr, pid, -1, -1, 0);
 		if (fd < 0) {
 			if (errno == ESRCH)
 				st->vanished++;
@@ -370,7 +370,7 @@ static void huge_period_run(struct __test_metadata *_metadata,
 	const size_t nr = 1000;
 	__u64 start, elapsed, value;
 	struct pmc_attr attr;
-	struct ring r;
+	struct pmc_ring r;
 	char *pages;
 	size_t i;
 	int fd;
@@ -727,7 +727,7 @@ TEST_F_TIMEOUT(hostile, sw_group_1024, 60)
  */
 #define REFRESH_PAGES	200
 
-static int refresh_sampler(struct __test_metadata *_metadata, struct ring *r)
+static int refresh_sampler(struct __test_metadata *_metadata, struct pmc_ring *r)
 {
 	struct pmc_attr attr;
 	int fd;
@@ -753,7 +753,7 @@ TEST_F(hostile, refresh_exact)
 {
 	char *pages = fresh_pages(_metadata, 3 * REFRESH_PAGES);
 	__u64 before, after;
-	struct ring r;
+	struct pmc_ring r;
 	int fd;
 
 	fd = refresh_sampler(_metadata, &r);
@@ -823,7 +823,7 @@ TEST_F_TIMEOUT(hostile, refresh_migration, 60)
 	struct mover m = { .tid = gettid() };
 	int cpus[2], fd;
 	pthread_t thread;
-	struct ring r;
+	struct pmc_ring r;
 	cpu_set_t set;
 
 	if (allowed_cpus(cpus, 2) < 2)
@@ -874,7 +874,7 @@ TEST_F(hostile, group_sample_values)
 	struct pmc_attr attr;
 	int fd, member_fd, ret;
 	char err[160];
-	struct ring r;
+	struct pmc_ring r;
 
 	pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, 0);
 	attr.irq_period = GROUP_PERIOD;
@@ -936,7 +936,7 @@ TEST_F(hostile, data_tail_garbage)
 	int i;
 	struct pmc_attr attr;
 	char err[160];
-	struct ring r;
+	struct pmc_ring r;
 	int fd, ret;
 
 	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
@@ -976,7 +976,7 @@ TEST_F(hostile, data_tail_garbage)
 				TH_LOG("data_tail %d: no record written", i);
 			}
 	}
-	EXPECT_EQ(1U, r.up->version);
+	EXPECT_EQ(1U, r.page->version);
 
 	/* sane again: from here every record must parse */
 	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
@@ -1022,7 +1022,7 @@ TEST_F(hostile, data_tail_garbage)
  * counter opened by the first task of a new namespace on itself, the
  * global pid for one opened from outside on that task.
  */
-static int check_tid_samples(struct ring *r, __u32 pid, unsigned int min,
+static int check_tid_samples(struct pmc_ring *r, __u32 pid, unsigned int min,
 			     const char *who)
 {
 	__u64 pos = 0, head = ring_head(r);
@@ -1050,7 +1050,7 @@ static int pid_ns_child(void *arg)
 {
 	int go = *(int *)arg;
 	struct pmc_attr attr;
-	struct ring r;
+	struct pmc_ring r;
 	char c;
 	int fd;
 
@@ -1059,14 +1059,10 @@ static int pid_ns_child(void *arg)
 	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
 	attr.irq_period = NSEC_PER_MSEC;
 	attr.record_type = PMC_RECORD_TID;
-	fd = sys_pmc_open(&attr, 0, -1, -1, 0);
+	fd = pmc_open(&attr, 0, -1, -1, 0);
 	CHILD_CHECK(fd >= 0, "pmc_open: %s", strerror(errno));
-	r.len = 5 * page_size();
-	r.base = mmap(NULL, r.len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	CHILD_CHECK(r.base != MAP_FAILED, "mmap: %s", strerror(errno));
-	r.up = r.base;
-	r.data = (const char *)r.base + page_size();
-	r.size = 4 * page_size();
+	CHILD_CHECK(!pmc_ring_map(&r, fd, 4, true), "mmap: %s",
+		    strerror(errno));
 	burn_cpu(50 * NSEC_PER_MSEC);
 	ioctl(fd, PMC_IOC_DISABLE, 0);
 	return check_tid_samples(&r, 1, 10, "own counter");
@@ -1075,7 +1071,7 @@ static int pid_ns_child(void *arg)
 TEST_F(hostile, pid_ns_samples)
 {
 	struct pmc_attr attr;
-	struct ring r;
+	struct pmc_ring r;
 	int go[2], fd, ret;
 	pid_t pid;
 
@@ -1118,7 +1114,7 @@ TEST_F(hostile, cpu_counter_records)
 	const struct comm_rec *c;
 	int fd, file, ret;
 	char err[160];
-	struct ring r;
+	struct pmc_ring r;
 	void *code;
 
 	if (!self->root)
@@ -1188,7 +1184,7 @@ TEST_F(hostile, map_fixed_order)
 	int fd, bb, other, ret;
 	void *a, *b;
 	char err[160];
-	struct ring r;
+	struct pmc_ring r;
 	ssize_t n;
 
 	if (access(BUSYBOX, R_OK))
@@ -1269,7 +1265,7 @@ static int refused_mmap_child(void *arg)
 	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
 	attr.irq_period = NSEC_PER_MSEC;
 	attr.record_type = PMC_RECORD_IP;
-	fd = sys_pmc_open(&attr, 0, -1, -1, 0);
+	fd = pmc_open(&attr, 0, -1, -1, 0);
 	CHILD_CHECK(fd >= 0, "%s", strerror(errno));
 	start = monotonic_ns();
 	p = mmap(NULL, BIG_RING_PAGES * page_size(), PROT_READ | PROT_WRITE,
@@ -1311,7 +1307,7 @@ static __u64 sw_throttle_run(struct __test_metadata *_metadata,
 			     struct ring_tally *t)
 {
 	struct pmc_attr attr;
-	struct ring r;
+	struct pmc_ring r;
 	__u64 start, wall;
 	char *pages;
 	int fd;
@@ -1349,7 +1345,7 @@ TEST_F(hostile, sw_throttle)
 		{ PMC_SW_TASK_CLOCK, 10 * NSEC_PER_USEC },
 	};
 	struct ring_tally t[ARRAY_SIZE(runs)] = { };
-	__u64 wall[ARRAY_SIZE(runs)], rate;
+	__u64 wall[ARRAY_SIZE(runs)], rate[ARRAY_SIZE(runs)];
 	unsigned int i;
 	long old_rate = 0;
 
@@ -1364,26 +1360,26 @@ TEST_F(hostile, sw_throttle)
 			memset(&t[i], 0, sizeof(t[i]));
 			wall[i] = sw_throttle_run(_metadata, runs[i].id,
 						  runs[i].period, &t[i]);
-			rate = (t[i].samples + t[i].lost) * NSEC_PER_SEC / wall[i];
-			if (t[i].throttles || rate >= THROTTLE_RATE * 9 / 10)
+			rate[i] = (t[i].samples + t[i].lost) * NSEC_PER_SEC /
+				  wall[i];
+			if (t[i].throttles || rate[i] >= THROTTLE_RATE * 9 / 10)
 				break;
 			TH_LOG("event %u, try %u: %llu samples/s and no throttle: the overflows came slower than the budget",
-			       runs[i].id, try, (unsigned long long)rate);
+			       runs[i].id, try, (unsigned long long)rate[i]);
 		}
 	}
 	EXPECT_EQ(0, write_int_file(MAX_RATE_PATH, old_rate));
 
 	for (i = 0; i < ARRAY_SIZE(runs); i++) {
-		rate = (t[i].samples + t[i].lost) * NSEC_PER_SEC / wall[i];
 		TH_LOG("event %u, period %llu: %llu samples, %u throttles, %u unthrottles in %llu ms: %llu samples/s, sysctl %u/s",
 		       runs[i].id, (unsigned long long)runs[i].period,
 		       (unsigned long long)t[i].samples, t[i].throttles,
 		       t[i].unthrottles,
 		       (unsigned long long)(wall[i] / NSEC_PER_MSEC),
-		       (unsigned long long)rate, THROTTLE_RATE);
+		       (unsigned long long)rate[i], THROTTLE_RATE);
 		EXPECT_LT(0, t[i].samples);
 		/* a part tick at each end */
-		EXPECT_LE(rate, THROTTLE_RATE * 12 / 10);
+		EXPECT_LE(rate[i], THROTTLE_RATE * 12 / 10);
 		expect_throttled(_metadata, &t[i]);
 	}
 }

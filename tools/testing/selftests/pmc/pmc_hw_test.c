@@ -1016,7 +1016,7 @@ static void storm_run(struct __test_metadata *_metadata, struct storm *st)
 {
 	struct pmc_attr attr;
 	__u64 t0, c0;
-	struct ring r;
+	struct pmc_ring r;
 	int fd;
 
 	hw_attr(&attr, HW(PMC_HW_CPU_CYCLES), 0);

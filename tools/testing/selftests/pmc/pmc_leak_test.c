@@ -107,22 +107,7 @@ struct mem_snapshot {
 /* /proc/meminfo field @key in kB, or -1. */
 static long meminfo_kb(const char *key)
 {
-	size_t klen = strlen(key);
-	char line[128];
-	long val = -1;
-	FILE *f;
-
-	f = fopen("/proc/meminfo", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, key, klen) && line[klen] == ':') {
-			val = strtol(line + klen + 1, NULL, 10);
-			break;
-		}
-	}
-	fclose(f);
-	return val;
+	return proc_kb("/proc/meminfo", key);
 }
 
 /*
@@ -454,7 +439,7 @@ static int op_open(struct workload *w)
 
 	pmc_sw_attr(&attr, below(w, 2) ? PMC_SW_TASK_CLOCK :
 		    PMC_SW_PAGE_FAULTS, 0);
-	w->slot[i].fd = sys_pmc_open(&attr, 0, -1, -1, 0);
+	w->slot[i].fd = pmc_open(&attr, 0, -1, -1, 0);
 	CHILD_CHECK(w->slot[i].fd >= 0, "%s", strerror(errno));
 	return 0;
 }
@@ -472,7 +457,7 @@ static int op_group(struct workload *w)
 	get_slots(w, idx, 3);
 	for (i = 0; i < 3; i++) {
 		pmc_sw_attr(&attr, ids[i], PMC_FORMAT_GROUP);
-		w->slot[idx[i]].fd = sys_pmc_open(&attr, 0, -1,
+		w->slot[idx[i]].fd = pmc_open(&attr, 0, -1,
 						  i ? w->slot[idx[0]].fd : -1,
 						  0);
 		CHILD_CHECK(w->slot[idx[i]].fd >= 0, "member %d: %s", i,
@@ -491,7 +476,7 @@ static int op_per_cpu(struct workload *w)
 	struct pmc_attr attr;
 
 	pmc_sw_attr(&attr, PMC_SW_CPU_CLOCK, 0);
-	w->slot[i].fd = sys_pmc_open(&attr, -1, cpu, -1, 0);
+	w->slot[i].fd = pmc_open(&attr, -1, cpu, -1, 0);
 	CHILD_CHECK(w->slot[i].fd >= 0, "CPU %d: %s", cpu, strerror(errno));
 	return 0;
 }
@@ -503,7 +488,7 @@ static int op_foreign(struct workload *w)
 
 	pmc_sw_attr(&attr, below(w, 2) ? PMC_SW_TASK_CLOCK :
 		    PMC_SW_CONTEXT_SWITCHES, 0);
-	w->slot[i].fd = sys_pmc_open(&attr, w->helper, -1, -1, 0);
+	w->slot[i].fd = pmc_open(&attr, w->helper, -1, -1, 0);
 	CHILD_CHECK(w->slot[i].fd >= 0, "pid %d: %s", w->helper,
 		    strerror(errno));
 	return 0;
@@ -517,7 +502,7 @@ static int open_sampling(void)
 	pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, 0);
 	attr.irq_period = 1;
 	attr.record_type = PMC_RECORD_IP | PMC_RECORD_TID;
-	return sys_pmc_open(&attr, 0, -1, -1, 0);
+	return pmc_open(&attr, 0, -1, -1, 0);
 }
 
 static int op_ring(struct workload *w)
@@ -565,11 +550,11 @@ static int op_inherit(struct workload *w)
 
 	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, PMC_FORMAT_GROUP);
 	attr.inherit = 1;
-	lead = sys_pmc_open(&attr, 0, -1, -1, 0);
+	lead = pmc_open(&attr, 0, -1, -1, 0);
 	CHILD_CHECK(lead >= 0, "%s", strerror(errno));
 	pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, PMC_FORMAT_GROUP);
 	attr.inherit = 1;
-	member = sys_pmc_open(&attr, 0, -1, lead, 0);
+	member = pmc_open(&attr, 0, -1, lead, 0);
 	CHILD_CHECK(member >= 0, "%s", strerror(errno));
 
 	pid = fork_child(touch_and_exit, w);

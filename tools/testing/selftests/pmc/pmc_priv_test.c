@@ -48,7 +48,7 @@ static int sampler_open(pid_t pid, unsigned int extra)
 			   PMC_RECORD_CALLCHAIN | PMC_RECORD_ADDR;
 	attr.comm = !!(extra & 1);
 	attr.mmap = !!(extra & 2);
-	return sys_pmc_open(&attr, pid, -1, -1, 0);
+	return pmc_open(&attr, pid, -1, -1, 0);
 }
 
 static void *ring_map(int fd, unsigned int data_pages)
@@ -70,56 +70,33 @@ struct ring_scan {
 	bool victim_comm;
 };
 
-/* Walk the records of a @data_pages ring from 0 to data_head. */
-static int ring_scan(void *base, unsigned int data_pages,
-		     struct ring_scan *scan)
+/* Walk the records of a ring that has not wrapped, from 0 to data_head. */
+static int ring_scan(struct pmc_ring *r, struct ring_scan *scan)
 {
-	const char *data = (const char *)base + page_size();
-	__u64 size = (__u64)data_pages * page_size();
-	__u64 pos = 0, head = ring_head(base);
-	static union { __u64 w[8192]; struct comm_rec c; } buf;
-	struct pmc_event_header h;
+	static union pmc_record rec;
+	__u64 pos = 0, head = pmc_ring_data_head(r);
 	unsigned int i;
+	int ret;
 
 	memset(scan, 0, sizeof(*scan));
-	CHILD_CHECK(head <= size, "ring wrapped: head %llu",
+	CHILD_CHECK(head <= r->size, "ring wrapped: head %llu",
 		    (unsigned long long)head);
-	while (pos < head) {
-		memcpy(&h, data + pos, sizeof(h));
-		CHILD_CHECK(h.size >= 8 && !(h.size % 8) && pos + h.size <= head,
-			    "bad record size %u at %llu", h.size,
-			    (unsigned long long)pos);
-		memcpy(buf.w, data + pos, h.size);
-		if (h.misc & PMC_EVENT_MISC_OVERFLOW) {
+	while ((ret = pmc_ring_read_at(r, &pos, head, &rec)) > 0) {
+		if (rec.h.misc & PMC_EVENT_MISC_OVERFLOW) {
 			scan->samples++;
-			for (i = 1; i < h.size / 8; i++)
-				if (buf.w[i] >= KERNEL_START)
+			for (i = 1; i < rec.h.size / 8; i++)
+				if (rec.w[i] >= KERNEL_START)
 					scan->kernel_words++;
-		} else if (h.type == PMC_EVENT_COMM) {
+		} else if (rec.h.type == PMC_EVENT_COMM) {
 			scan->comms++;
-			if (!strcmp(buf.c.comm, VICTIM_COMM))
+			if (!strcmp(((struct comm_rec *)&rec)->comm, VICTIM_COMM))
 				scan->victim_comm = true;
-		} else if (h.type == PMC_EVENT_MMAP) {
+		} else if (rec.h.type == PMC_EVENT_MMAP) {
 			scan->mmaps++;
 		}
-		pos += h.size;
 	}
+	CHILD_CHECK(!ret, "%s", r->err);
 	return 0;
-}
-
-static long vm_pin_kb(void)
-{
-	char line[128];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
 }
 
 FIXTURE(priv) {
@@ -145,7 +122,7 @@ static int paranoid_child(void *arg)
 	long level = (long)arg;
 	struct pmc_attr attr;
 	struct ring_scan scan;
-	void *base;
+	struct pmc_ring ring;
 	int fd, err;
 
 	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
@@ -164,20 +141,20 @@ static int paranoid_child(void *arg)
 	/* samples taken around syscalls carry no kernel address at level 2 */
 	fd = sampler_open(0, 0);
 	CHILD_CHECK(fd >= 0, "sampler: %s", strerror(errno));
-	base = ring_map(fd, 16);
-	CHILD_CHECK(base != MAP_FAILED, "mmap: %s", strerror(errno));
-	for (int i = 0; i < 2000 && ring_head(base) < 8 * page_size(); i++) {
+	CHILD_CHECK(!pmc_ring_map(&ring, fd, 16, true), "mmap: %s",
+		    strerror(errno));
+	for (int i = 0; i < 2000 && pmc_ring_data_head(&ring) < 8 * page_size(); i++) {
 		getppid();
 		burn_cpu(20 * NSEC_PER_USEC);
 	}
-	if (ring_scan(base, 16, &scan))
+	if (ring_scan(&ring, &scan))
 		return 1;
 	CHILD_CHECK(scan.samples > 0, "no samples");
 	if (level > 1)
 		CHILD_CHECK(!scan.kernel_words,
 			    "%u kernel addresses in %u samples",
 			    scan.kernel_words, scan.samples);
-	munmap(base, 17 * page_size());
+	pmc_ring_unmap(&ring);
 	close(fd);
 	return 0;
 }
@@ -249,7 +226,7 @@ static int exec_child(void *arg)
 	struct ring_scan scan;
 	struct pmc_attr attr;
 	int pipefd[2], counting = -1, sampler = -1, status, err;
-	void *base = NULL;
+	struct pmc_ring ring = { .page = NULL };
 	__u64 value;
 	pid_t pid;
 	char go;
@@ -258,7 +235,7 @@ static int exec_child(void *arg)
 	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
 	attr.inherit = c->inherit;
 	if (c->inherit) {
-		counting = sys_pmc_open(&attr, 0, -1, -1, 0);
+		counting = pmc_open(&attr, 0, -1, -1, 0);
 		CHILD_CHECK(counting >= 0, "inherit counter: %s",
 			    strerror(errno));
 	}
@@ -273,14 +250,14 @@ static int exec_child(void *arg)
 	}
 	close(pipefd[0]);
 	if (!c->inherit) {
-		counting = sys_pmc_open(&attr, pid, -1, -1, 0);
+		counting = pmc_open(&attr, pid, -1, -1, 0);
 		CHILD_CHECK(counting >= 0, "counter on %d: %s", pid,
 			    strerror(errno));
 		sampler = sampler_open(pid, 3);
 		CHILD_CHECK(sampler >= 0, "sampler on %d: %s", pid,
 			    strerror(errno));
-		base = ring_map(sampler, 64);
-		CHILD_CHECK(base != MAP_FAILED, "mmap: %s", strerror(errno));
+		CHILD_CHECK(!pmc_ring_map(&ring, sampler, 64, true),
+			    "mmap: %s", strerror(errno));
 	}
 	CHILD_CHECK(write(pipefd[1], "g", 1) == 1, "%s", strerror(errno));
 	if (c->setuid) {
@@ -303,8 +280,8 @@ static int exec_child(void *arg)
 		CHILD_CHECK(value >= VICTIM_BURN_NS * 2 / 3,
 			    "counted only %llu ns across a plain exec",
 			    (unsigned long long)value);
-	if (base) {
-		if (ring_scan(base, 64, &scan))
+	if (ring.page) {
+		if (ring_scan(&ring, &scan))
 			return 1;
 		if (c->setuid) {
 			CHILD_CHECK(!scan.victim_comm, "COMM of the setuid image");
@@ -388,7 +365,7 @@ static int many_fds_child(void *arg)
 		}
 		/* the second round proves the charge came back */
 	}
-	CHILD_CHECK(vm_pin_kb() == 0, "VmPin %ld kB", vm_pin_kb());
+	CHILD_CHECK(vmpin_kb() == 0, "VmPin %ld kB", vmpin_kb());
 	return 0;
 }
 
@@ -495,7 +472,7 @@ static int dofork_refused(int fd, void *base, size_t len)
 		    "the fork has the ring mapped: status %#x", status);
 	CHILD_CHECK(!munmap(base, len), "%s", strerror(errno));
 	close(fd);
-	CHILD_CHECK(vm_pin_kb() == 0, "VmPin %ld kB", vm_pin_kb());
+	CHILD_CHECK(vmpin_kb() == 0, "VmPin %ld kB", vmpin_kb());
 	return 0;
 }
 
@@ -551,7 +528,7 @@ static int dofork_child(void *arg)
 		    "the fork's copy: status %#x (5: bad page 0, 6: no records)",
 		    status);
 	close(fd);
-	CHILD_CHECK(vm_pin_kb() == 0, "VmPin %ld kB", vm_pin_kb());
+	CHILD_CHECK(vmpin_kb() == 0, "VmPin %ld kB", vmpin_kb());
 	return 0;
 }
 

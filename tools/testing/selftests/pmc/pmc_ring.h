@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The selftests' ring-buffer reader, for kselftest_harness.h tests:
- * records are copied out one at a time, since they may wrap at the end
- * of the data area. Include after pmc_harness.h.
+ * The selftests' ring-buffer helpers, for kselftest_harness.h tests,
+ * over libpmc's reader: records are copied out one at a time, since
+ * they may wrap at the end of the data area. Include after pmc_harness.h.
  */
 #ifndef _PMC_RING_H
 #define _PMC_RING_H
@@ -14,56 +14,35 @@
 
 #include "pmc_util.h"
 
-struct ring {
-	void *base;
-	size_t len;
-	volatile struct pmc_mmap_page *up;
-	const char *data;
-	__u64 size;		/* bytes of data, a power of 2 */
-};
-
-union rec {
-	struct pmc_event_header h;
-	__u64 w[8192];
-	char b[65536];
-};
-
 /* Only the main thread of a test reads records. */
-static union rec rec;
+static union pmc_record rec;
 
-static inline void ring_map(struct __test_metadata *_metadata, struct ring *r,
-			     int fd, unsigned int data_pages, bool rw)
+static inline void ring_map(struct __test_metadata *_metadata,
+			    struct pmc_ring *r, int fd,
+			    unsigned int data_pages, bool rw)
 {
-	r->len = (1 + (size_t)data_pages) * page_size();
-	r->base = mmap(NULL, r->len, PROT_READ | (rw ? PROT_WRITE : 0),
-		       MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, r->base) {
+	ASSERT_EQ(0, pmc_ring_map(r, fd, data_pages, rw)) {
 		TH_LOG("mmap of 1+%u ring pages: %s", data_pages,
 		       strerror(errno));
 	}
-	r->up = r->base;
-	r->data = (const char *)r->base + page_size();
-	r->size = (__u64)data_pages * page_size();
 }
 
-static inline void ring_unmap(struct ring *r)
+static inline void ring_unmap(struct pmc_ring *r)
 {
-	munmap(r->base, r->len);
+	pmc_ring_unmap(r);
 }
 
 /* data_head; records below it may be read after this. */
-static inline __u64 ring_head(struct ring *r)
+static inline __u64 ring_head(struct pmc_ring *r)
 {
-	__u64 head = r->up->data_head;
-
-	__sync_synchronize();
-	return head;
+	return pmc_ring_data_head(r);
 }
 
-static inline void ring_set_tail(struct ring *r, __u64 tail)
+/* Any value, garbage included: data_tail is the reader's to write. */
+static inline void ring_set_tail(struct pmc_ring *r, __u64 tail)
 {
 	__sync_synchronize();
-	r->up->data_tail = tail;
+	r->page->data_tail = tail;
 }
 
 /*
@@ -72,35 +51,14 @@ static inline void ring_set_tail(struct ring *r, __u64 tail)
  * Return: 1 with *@pos moved past it, 0 at @head, -1 if the record is
  * malformed (the reason in @err).
  */
-static inline int ring_next(const struct ring *r, __u64 *pos, __u64 head,
-		     char *err, size_t errlen)
+static inline int ring_next(struct pmc_ring *r, __u64 *pos, __u64 head,
+			    char *err, size_t errlen)
 {
-	__u64 left = head - *pos, off = *pos & (r->size - 1), first;
-	unsigned int size;
+	int ret = pmc_ring_read_at(r, pos, head, &rec);
 
-	if (!left)
-		return 0;
-	if (left > r->size || left < sizeof(rec.h) || off % 8) {
-		snprintf(err, errlen, "bad position %llu, head %llu, size %llu",
-			 (unsigned long long)*pos, (unsigned long long)head,
-			 (unsigned long long)r->size);
-		return -1;
-	}
-	/* 8-byte aligned and 8 bytes long: a header never wraps */
-	memcpy(&rec.h, r->data + off, sizeof(rec.h));
-	size = rec.h.size;
-	if (size < sizeof(rec.h) || size % 8 || size > left) {
-		snprintf(err, errlen,
-			 "bad record at %llu: type %u misc %#x size %u, %llu bytes left",
-			 (unsigned long long)*pos, rec.h.type, rec.h.misc, size,
-			 (unsigned long long)left);
-		return -1;
-	}
-	first = size < r->size - off ? size : r->size - off;
-	memcpy(rec.b, r->data + off, first);
-	memcpy(rec.b + first, r->data, size - first);
-	*pos += size;
-	return 1;
+	if (ret < 0)
+		snprintf(err, errlen, "%s", r->err);
+	return ret;
 }
 
 static inline bool is_sample(void)
@@ -116,7 +74,7 @@ struct ring_tally {
 };
 
 static inline void ring_tally(struct __test_metadata *_metadata,
-			      struct ring *r, struct ring_tally *t)
+			      struct pmc_ring *r, struct ring_tally *t)
 {
 	__u64 pos = 0, head = ring_head(r);
 	bool throttled = false;

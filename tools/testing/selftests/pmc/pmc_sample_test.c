@@ -65,129 +65,52 @@ static bool user_addr(__u64 addr)
 }
 
 /*
- * The ring-buffer reader.
- *
- * rb_begin() reads data_head, rb_next() copies out one record at a time
- * (records may wrap at the end of the data area), rb_done() hands the
- * space back by writing data_tail in a read-write mapping.
+ * The ring buffer, read with libpmc at explicit positions: rb_begin()
+ * reads data_head, rb_next() copies out one record at a time, rb_done()
+ * hands the space back by writing data_tail in a read-write mapping.
  */
 struct rb {
-	void *base;
-	size_t map_len;
-	struct pmc_mmap_page *up;
-	char *data;
-	__u64 size;		/* bytes of data, a power of 2 */
-	bool rw;		/* read-write: we own data_tail */
+	struct pmc_ring r;
 	__u64 pos;		/* the next record */
 	__u64 head;		/* data_head at rb_begin() */
-	char err[160];		/* why rb_next() gave up */
 };
-
-/* One record, copied out of the buffer, 8-byte aligned. */
-union rb_rec {
-	struct pmc_event_header h;
-	__u64 words[8192 / sizeof(__u64)];
-	char bytes[8192];
-};
-
-static size_t rb_len(unsigned int data_pages)
-{
-	return (1 + (size_t)data_pages) * page_size();
-}
 
 /* Map @data_pages of @fd's buffer. Return: 0, or mmap()'s errno. */
 static int rb_map(struct rb *rb, int fd, unsigned int data_pages, bool rw)
 {
-	int prot = PROT_READ | (rw ? PROT_WRITE : 0);
-
 	memset(rb, 0, sizeof(*rb));
-	rb->map_len = rb_len(data_pages);
-	rb->base = mmap(NULL, rb->map_len, prot, MAP_SHARED, fd, 0);
-	if (rb->base == MAP_FAILED)
-		return errno;
-	rb->up = rb->base;
-	rb->data = (char *)rb->base + page_size();
-	rb->size = (__u64)data_pages * page_size();
-	rb->rw = rw;
-	return 0;
+	return pmc_ring_map(&rb->r, fd, data_pages, rw) ? errno : 0;
 }
 
 static void rb_unmap(struct rb *rb)
 {
-	if (rb->base && rb->base != MAP_FAILED)
-		munmap(rb->base, rb->map_len);
-	rb->base = NULL;
-}
-
-static __u64 rb_data_head(struct rb *rb)
-{
-	return *(volatile __u64 *)&rb->up->data_head;
+	pmc_ring_unmap(&rb->r);
 }
 
 /* Snapshot data_head; records up to it may be read after this. */
 static __u64 rb_begin(struct rb *rb)
 {
-	rb->head = rb_data_head(rb);
-	__sync_synchronize();		/* pairs with the kernel's (B) */
+	rb->head = pmc_ring_data_head(&rb->r);
 	return rb->head;
 }
 
 /* Return: 1 with the next record in @rec, 0 at the end, -1 if malformed. */
-static int rb_next(struct rb *rb, union rb_rec *rec)
+static int rb_next(struct rb *rb, union pmc_record *rec)
 {
-	__u64 left = rb->head - rb->pos, off, first;
-	unsigned int size;
-
-	if (!left)
-		return 0;
-	off = rb->pos & (rb->size - 1);
-	if (left < sizeof(rec->h) || left > rb->size || off % 8) {
-		snprintf(rb->err, sizeof(rb->err),
-			 "bad position: pos %llu head %llu size %llu",
-			 (unsigned long long)rb->pos,
-			 (unsigned long long)rb->head,
-			 (unsigned long long)rb->size);
-		return -1;
-	}
-	/* 8-byte aligned and 8 bytes long: a header never wraps */
-	memcpy(&rec->h, rb->data + off, sizeof(rec->h));
-	size = rec->h.size;
-	if (size < sizeof(rec->h) || size % 8 || size > left ||
-	    size > sizeof(*rec)) {
-		snprintf(rb->err, sizeof(rb->err),
-			 "bad record at %llu: type %u misc %#x size %u, %llu bytes left",
-			 (unsigned long long)rb->pos, rec->h.type, rec->h.misc,
-			 size, (unsigned long long)left);
-		return -1;
-	}
-	first = size < rb->size - off ? size : rb->size - off;
-	memcpy(rec->bytes, rb->data + off, first);
-	memcpy(rec->bytes + first, rb->data, size - first);
-	rb->pos += size;
-	return 1;
+	return pmc_ring_read_at(&rb->r, &rb->pos, rb->head, rec);
 }
 
 /* Give the records read so far back to the kernel. */
 static void rb_done(struct rb *rb)
 {
-	__sync_synchronize();		/* pairs with the kernel's (A) */
-	if (rb->rw)
-		*(volatile __u64 *)&rb->up->data_tail = rb->pos;
+	rb->r.tail = rb->pos;
+	pmc_ring_end(&rb->r);
 }
 
 /* time_enabled and time_running of page 0, under its seqcount. */
 static void rb_times(struct rb *rb, __u64 *enabled, __u64 *running)
 {
-	volatile struct pmc_mmap_page *up = rb->up;
-	__u32 seq;
-
-	do {
-		seq = up->lock;
-		__sync_synchronize();
-		*enabled = up->time_enabled;
-		*running = up->time_running;
-		__sync_synchronize();
-	} while ((seq & 1) || up->lock != seq);
+	pmc_ring_times(&rb->r, enabled, running);
 }
 
 /* A sample record, unpacked. */
@@ -208,10 +131,10 @@ struct sample {
  * Return: true if the record is a sample of @type whose fields fill it
  * exactly; else false with the reason in @err.
  */
-static bool parse_sample(const union rb_rec *rec, __u32 type, struct sample *s,
+static bool parse_sample(const union pmc_record *rec, __u32 type, struct sample *s,
 			 char *err, size_t errlen)
 {
-	const __u64 *p = rec->words + 1, *end = rec->words + rec->h.size / 8;
+	const __u64 *p = rec->w + 1, *end = rec->w + rec->h.size / 8;
 	__u64 w;
 
 #define NEED(n) do {							\
@@ -272,7 +195,7 @@ static bool parse_sample(const union rb_rec *rec, __u32 type, struct sample *s,
 	}
 	if (p != end) {
 		snprintf(err, errlen, "sample of %u bytes, fields end at %zu",
-			 rec->h.size, (size_t)((const char *)p - rec->bytes));
+			 rec->h.size, (size_t)((const unsigned char *)p - rec->b));
 		return false;
 	}
 	return true;
@@ -316,7 +239,7 @@ static void records_free(struct records *r)
  */
 static bool rb_collect(struct rb *rb, __u32 type, struct records *r)
 {
-	static union rb_rec rec;
+	static union pmc_record rec;
 	const struct lost_rec *lost;
 	struct sample *grown;
 	int ret;
@@ -354,28 +277,11 @@ static bool rb_collect(struct rb *rb, __u32 type, struct records *r)
 		r->nr++;
 	}
 	if (ret < 0) {
-		snprintf(r->err, sizeof(r->err), "%s", rb->err);
+		snprintf(r->err, sizeof(r->err), "%s", rb->r.err);
 		return false;
 	}
 	rb_done(rb);
 	return true;
-}
-
-/* VmPin of this process in kB, or -1. */
-static long vmpin_kb(void)
-{
-	char line[256];
-	long kb = -1;
-	FILE *f;
-
-	f = fopen("/proc/self/status", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
 }
 
 /* A user-mode sampling software counter; errno on failure. */
@@ -388,7 +294,7 @@ static int sampler_open_errno(unsigned int id, __u64 period, __u32 type,
 	attr.irq_period = period;
 	attr.record_type = type;
 	attr.disabled = disabled;
-	return sys_pmc_open(&attr, pid, -1, -1, 0);
+	return pmc_open(&attr, pid, -1, -1, 0);
 }
 
 /* A user-mode software sampler on @pid, or fail the test. */
@@ -655,10 +561,10 @@ TEST_F(sample, task_clock_1ms)
 	fd = sampler_open(_metadata, PMC_SW_TASK_CLOCK, period, REC_BASIC, 0,
 			  true);
 	map_buffer(_metadata, &rb, fd, 4, true);
-	EXPECT_EQ(1, rb.up->version);
-	EXPECT_EQ(1, rb.up->compat_version);
-	EXPECT_EQ(0, rb.up->index);
-	EXPECT_EQ(0, rb_data_head(&rb));
+	EXPECT_EQ(1, rb.r.page->version);
+	EXPECT_EQ(1, rb.r.page->compat_version);
+	EXPECT_EQ(0, rb.r.page->index);
+	EXPECT_EQ(0, pmc_ring_data_head(&rb.r));
 	records_reserve(_metadata, &r, 512);
 
 	t0 = monotonic_ns();
@@ -773,6 +679,108 @@ TEST_F(sample, page_fault_addr)
 }
 
 /*
+ * Sample every @period page faults, @rand percent randomized, while
+ * touching @nr fresh pages in order: the pages of consecutive samples
+ * are one period apart. Fills @gaps (up to @max) and returns how many.
+ */
+static size_t fault_gaps(struct __test_metadata *_metadata, __u64 period,
+			 unsigned int rand, size_t nr, long *gaps, size_t max)
+{
+	struct pmc_attr attr;
+	struct records r;
+	struct rb rb;
+	size_t i, n = 0;
+	long page, last = -1;
+	char *region;
+	int fd;
+
+	region = fresh_pages(_metadata, nr);
+	pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, 0);
+	attr.irq_period = period;
+	attr.record_type = REC_FAULT;
+	attr.period_rand = rand;
+	attr.disabled = 1;
+	fd = counter_open(_metadata, &attr, 0, -1, -1);
+	map_buffer(_metadata, &rb, fd, 16, true);
+	records_reserve(_metadata, &r, nr / period * 2 + 16);
+
+	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
+	touch_pages(region, nr);
+	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
+	collect(_metadata, &rb, REC_FAULT, &r);
+	EXPECT_EQ(0, r.nr_lost);
+
+	for (i = 0; i < r.nr && n < max; i++) {
+		page = region_page(region, nr, r.s[i].addr);
+		if (page < 0)
+			continue;
+		if (last >= 0)
+			gaps[n++] = page - last;
+		last = page;
+	}
+	records_free(&r);
+	rb_unmap(&rb);
+	close(fd);
+	munmap(region, nr * page_size());
+	return n;
+}
+
+/*
+ * period_rand: each period is drawn from irq_period +- N%, uniformly,
+ * so the gaps vary over the whole range and average to irq_period;
+ * without it every gap is irq_period. A fault outside the region
+ * (the stack, say) may shorten one gap by one.
+ */
+TEST_F(sample, period_rand)
+{
+	const __u64 period = 20;
+	const size_t nr = 4000;
+	static long gaps[512];
+	bool seen[2 * 20 + 1] = { };
+	long sum = 0, lo = period, hi = period;
+	size_t n, i, distinct = 0;
+	struct pmc_attr attr;
+
+	n = fault_gaps(_metadata, period, 0, nr, gaps, ARRAY_SIZE(gaps));
+	ASSERT_LE(nr / period - 2, n);
+	for (i = 0; i < n; i++)
+		EXPECT_TRUE(gaps[i] == period || gaps[i] == period - 1) {
+			TH_LOG("fixed period: gap %zu is %ld pages", i, gaps[i]);
+			break;
+		}
+
+	n = fault_gaps(_metadata, period, 50, nr, gaps, ARRAY_SIZE(gaps));
+	ASSERT_LE(100, n) TH_LOG("%zu samples", n);
+	for (i = 0; i < n; i++) {
+		sum += gaps[i];
+		lo = gaps[i] < lo ? gaps[i] : lo;
+		hi = gaps[i] > hi ? gaps[i] : hi;
+		if (gaps[i] >= 0 && gaps[i] <= 2 * (long)period &&
+		    !seen[gaps[i]]) {
+			seen[gaps[i]] = true;
+			distinct++;
+		}
+	}
+	TH_LOG("period %llu +- 50%%: %zu gaps, %ld..%ld, mean %.2f, %zu distinct",
+	       (unsigned long long)period, n, lo, hi, (double)sum / n,
+	       distinct);
+	EXPECT_LE(period / 2 - 1, lo);
+	EXPECT_GE(period * 3 / 2, hi);
+	EXPECT_LE(15, distinct);
+	/* the standard error of the mean is about 0.4 pages here */
+	EXPECT_GT(0.1 * period * n, (double)labs(sum - (long)(period * n)));
+
+	/* beyond PMC_PERIOD_RAND_MAX, or without a period: EINVAL */
+	pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, 0);
+	attr.irq_period = period;
+	attr.period_rand = PMC_PERIOD_RAND_MAX + 1;
+	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
+	attr.irq_period = 0;
+	attr.period_rand = 10;
+	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
+}
+
+/*
  * Emulated cycles sampled every 100000 (100 us of CPU time) while the
  * task runs a hot loop: most samples land in that loop.
  */
@@ -794,7 +802,7 @@ TEST_F(sample, hot_loop_ips)
 	attr.record_type = PMC_RECORD_IP | PMC_RECORD_TID;
 	attr.exclude_kernel = 1;
 	attr.disabled = 1;
-	fd = sys_pmc_open(&attr, 0, -1, -1, 0);
+	fd = pmc_open(&attr, 0, -1, -1, 0);
 	err = errno;
 	if (fd < 0 && err == ENODEV && !emu)
 		SKIP(return, "no hardware PMU (boot with pmc_emu=MODEL for the emulated one)");
@@ -858,7 +866,7 @@ TEST_F(sample, lost_records)
 	fd = sampler_open(_metadata, PMC_SW_PAGE_FAULTS, 1, REC_FAULT, 0, true);
 	map_buffer(_metadata, &rb, fd, 1, true);
 	records_reserve(_metadata, &r, 1024);
-	fit = rb.size / FAULT_SAMPLE_SIZE;
+	fit = rb.r.size / FAULT_SAMPLE_SIZE;
 
 	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
 	touch_pages(region, nr);
@@ -887,11 +895,11 @@ TEST_F(sample, lost_records)
 	rb_begin(&rb);
 	ASSERT_LT(rb.pos, rb.head) TH_LOG("nothing after the drain");
 	{
-		union rb_rec *rec = malloc(sizeof(*rec));
+		union pmc_record *rec = malloc(sizeof(*rec));
 		__u64 pos = rb.pos;
 
 		ASSERT_NE(NULL, rec);
-		ASSERT_EQ(1, rb_next(&rb, rec)) TH_LOG("%s", rb.err);
+		ASSERT_EQ(1, rb_next(&rb, rec)) TH_LOG("%s", rb.r.err);
 		EXPECT_EQ(PMC_EVENT_LOST, rec->h.type) {
 			TH_LOG("first record after the drain: type %u misc %#x",
 			       rec->h.type, rec->h.misc);
@@ -919,6 +927,89 @@ TEST_F(sample, lost_records)
 }
 
 /*
+ * libpmc's consumer loop, as the tools use it, on @fd's ring mapped
+ * @rw: touch @nr pages (a sample each) into a one-page buffer, read
+ * one pass, touch @nr2 more, read again.
+ */
+static void consume_twice(struct __test_metadata *_metadata, int fd, bool rw,
+			  size_t nr, size_t nr2, struct pmc_ring *r,
+			  size_t *passed)
+{
+	char *region = fresh_pages(_metadata, nr + nr2);
+	int pass, ret;
+
+	ASSERT_EQ(0, pmc_ring_map(r, fd, 1, rw)) TH_LOG("%s", strerror(errno));
+	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
+	for (pass = 0; pass < 2; pass++) {
+		touch_pages(region + (pass ? nr : 0) * page_size(),
+			    pass ? nr2 : nr);
+		pmc_ring_begin(r);
+		while ((ret = pmc_ring_next(r)) > 0) {
+			(*passed)++;
+			/* every record handed out is whole */
+			ASSERT_TRUE(r->rec->h.type == PMC_EVENT_LOST ||
+				    r->rec->h.size == FAULT_SAMPLE_SIZE) {
+				TH_LOG("record type %u size %u", r->rec->h.type,
+				       r->rec->h.size);
+			}
+		}
+		ASSERT_EQ(0, ret) TH_LOG("%s", r->err);
+		pmc_ring_end(r);
+	}
+	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
+	munmap(region, (nr + nr2) * page_size());
+}
+
+/*
+ * A read-write ring: the reader stores data_tail, the kernel keeps the
+ * oldest samples and reports the rest in one LOST record, which the
+ * reader tallies: samples + lost = overflows. A read-only ring: the
+ * reader never writes data_tail (it could not), and the samples the
+ * kernel wrote over are skipped and counted in bytes.
+ */
+TEST_F(sample, libpmc_reader_modes)
+{
+	const size_t nr = 512, nr2 = 16;
+	struct pmc_ring r;
+	size_t passed = 0;
+	__u64 head;
+	int fd;
+
+	fd = sampler_open(_metadata, PMC_SW_PAGE_FAULTS, 1, REC_FAULT, 0, true);
+	consume_twice(_metadata, fd, true, nr, nr2, &r, &passed);
+	EXPECT_EQ(r.tail, r.page->data_tail);
+	EXPECT_EQ(r.tail, pmc_ring_data_head(&r));
+	EXPECT_LT(0, r.lost);
+	EXPECT_EQ(nr_overflows(_metadata, fd), r.samples + r.lost) {
+		TH_LOG("%llu samples + %llu lost",
+		       (unsigned long long)r.samples,
+		       (unsigned long long)r.lost);
+	}
+	EXPECT_EQ(0, r.overwritten);
+	pmc_ring_unmap(&r);
+	close(fd);
+
+	passed = 0;
+	fd = sampler_open(_metadata, PMC_SW_PAGE_FAULTS, 1, REC_FAULT, 0, true);
+	consume_twice(_metadata, fd, false, nr, nr2, &r, &passed);
+	head = pmc_ring_data_head(&r);
+	EXPECT_EQ(0, r.page->data_tail);
+	EXPECT_EQ(head, r.tail);
+	EXPECT_EQ(0, r.lost);
+	EXPECT_LT(0, r.overwritten);
+	/* what was not read was written over: all of it is accounted */
+	EXPECT_EQ(nr_overflows(_metadata, fd) * FAULT_SAMPLE_SIZE,
+		  r.samples * FAULT_SAMPLE_SIZE + r.overwritten) {
+		TH_LOG("%llu samples read, %llu bytes overwritten",
+		       (unsigned long long)r.samples,
+		       (unsigned long long)r.overwritten);
+	}
+	EXPECT_EQ(r.samples, passed);
+	pmc_ring_unmap(&r);
+	close(fd);
+}
+
+/*
  * A read-only mapping is overwritten: data_head runs past the buffer
  * size and the buffer holds the newest samples, whole.
  */
@@ -942,13 +1033,13 @@ TEST_F(sample, overwrite_mode)
 	touch_pages(region, nr);
 	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
 
-	head = rb_data_head(&rb);
+	head = pmc_ring_data_head(&rb.r);
 	/* nothing is lost in overwrite mode: every sample was written */
 	EXPECT_EQ(size * nr_overflows(_metadata, fd), head);
-	ASSERT_LT(rb.size, head);
+	ASSERT_LT(rb.r.size, head);
 
 	/* All records are samples of one size: they start at multiples. */
-	start = (head - rb.size + size - 1) / size * size;
+	start = (head - rb.r.size + size - 1) / size * size;
 	rb.pos = start;
 	rb.head = head;
 	__sync_synchronize();
@@ -992,7 +1083,7 @@ static void self_exe(struct __test_metadata *_metadata, char *path,
 
 /* The first MMAP or MUNMAP (@type) record in @rb at @addr, or -1. */
 static int find_mmap_rec(struct rb *rb, __u32 type, __u64 addr,
-			 union rb_rec *rec)
+			 union pmc_record *rec)
 {
 	int ret;
 
@@ -1011,7 +1102,7 @@ static int find_mmap_rec(struct rb *rb, __u32 type, __u64 addr,
 }
 
 static void check_mmap_rec(struct __test_metadata *_metadata,
-			   const union rb_rec *rec, __u64 addr, __u64 len,
+			   const union pmc_record *rec, __u64 addr, __u64 len,
 			   __u64 pgoff, const char *path)
 {
 	const struct mmap_rec *m = (const void *)rec;
@@ -1037,7 +1128,7 @@ static void check_mmap_rec(struct __test_metadata *_metadata,
  */
 TEST_F(sample, mmap_records)
 {
-	union rb_rec *rec = malloc(sizeof(*rec));
+	union pmc_record *rec = malloc(sizeof(*rec));
 	size_t page = page_size();
 	struct pmc_attr attr;
 	char path[PATH_MAX];
@@ -1064,7 +1155,7 @@ TEST_F(sample, mmap_records)
 	/* not executable: no record */
 	data = mmap(NULL, page, PROT_READ, MAP_PRIVATE, file, 0);
 	ASSERT_NE(MAP_FAILED, data);
-	EXPECT_EQ(0, rb_data_head(&rb));
+	EXPECT_EQ(0, pmc_ring_data_head(&rb.r));
 
 	code = mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_PRIVATE, file, 0);
 	ASSERT_NE(MAP_FAILED, code) TH_LOG("%s", strerror(errno));
@@ -1111,7 +1202,7 @@ TEST_F(sample, mmap_records)
 
 /* The COMM records of @rb for @pid: the number, and the last name. */
 static int find_comm(struct rb *rb, pid_t pid, char *comm, size_t len,
-		     union rb_rec *rec)
+		     union pmc_record *rec)
 {
 	int nr = 0;
 
@@ -1156,7 +1247,7 @@ static int exec_self_main(void *arg)
  */
 TEST_F(sample, comm_records)
 {
-	union rb_rec *rec = malloc(sizeof(*rec));
+	union pmc_record *rec = malloc(sizeof(*rec));
 	char path[PATH_MAX], comm[64], want[16];
 	struct pmc_attr attr;
 	const char *base;
@@ -1295,7 +1386,7 @@ TEST_F(sample, poll_wakeup)
 	wakeups = 0;
 	for (step = 1; step <= 10; step++) {
 		stepper_step(_metadata, &st, 16);
-		head = rb_data_head(&rb);
+		head = pmc_ring_data_head(&rb.r);
 		collect(_metadata, &rb, REC_FAULT, &r);
 		ev = poll_now(fd);
 		EXPECT_EQ(head / page_size() != last_wake / page_size(),
@@ -1354,7 +1445,7 @@ TEST_F(sample, sigio)
 	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
 	for (i = 0; i < 16; i++) {
 		touch_pages(region + i * page_size(), 1);
-		samples = rb_data_head(&rb) / FAULT_SAMPLE_SIZE;
+		samples = pmc_ring_data_head(&rb.r) / FAULT_SAMPLE_SIZE;
 		if (samples >= wakeup)
 			break;
 		sig = sigtimedwait(&set, &info, &none);
@@ -1363,7 +1454,7 @@ TEST_F(sample, sigio)
 			       (unsigned long long)samples, wakeup);
 		}
 	}
-	ASSERT_GE(rb_data_head(&rb) / FAULT_SAMPLE_SIZE, wakeup);
+	ASSERT_GE(pmc_ring_data_head(&rb.r) / FAULT_SAMPLE_SIZE, wakeup);
 	sig = sigtimedwait(&set, &info, &wait);
 	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
 	ASSERT_EQ(SIGIO, sig) TH_LOG("no SIGIO: %s", strerror(errno));
@@ -1754,7 +1845,7 @@ static int no_kernel_child(void *arg)
 		    "kernel counting allowed");
 	attr.exclude_kernel = 1;
 	attr.disabled = 1;
-	fd = sys_pmc_open(&attr, 0, -1, -1, 0);
+	fd = pmc_open(&attr, 0, -1, -1, 0);
 	CHILD_CHECK(fd >= 0, "pmc_open: %s", strerror(errno));
 	CHILD_CHECK(rb_map(&rb, fd, 16, true) == 0, "mmap: %s",
 		    strerror(errno));

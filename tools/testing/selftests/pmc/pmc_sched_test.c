@@ -1317,7 +1317,7 @@ static void race_open(struct race_thread *t)
 		attr.pinned = race_chance(t, 10);
 		attr.exclusive = race_chance(t, 5);
 	}
-	fd = sys_pmc_open(&attr, c->pid, c->cpu, leader ? leader->fd : -1, 0);
+	fd = pmc_open(&attr, c->pid, c->cpu, leader ? leader->fd : -1, 0);
 	if (fd < 0) {
 		if (errno == ESRCH && c->mortal)
 			t->vanished++;

@@ -259,7 +259,7 @@ TEST_F(pmc, attr_reserved_and_unknown_bits)
 	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
 	attr.__reserved_1 = 1;
 	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
-	attr.__reserved_1 = 1ULL << 52;
+	attr.__reserved_1 = 1ULL << 45;	/* its top bit */
 	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
 
 	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
@@ -331,7 +331,7 @@ TEST_F(pmc, sampling_with_inherit)
 	EXPECT_EQ(0, pmc_open_errno(&attr, 0, -1, -1, 0));
 	/* ...but a REFRESH budget is for one task only */
 	attr.disabled = 1;
-	fd = sys_pmc_open(&attr, 0, -1, -1, 0);
+	fd = pmc_open(&attr, 0, -1, -1, 0);
 	ASSERT_LE(0, fd);
 	EXPECT_EQ(-1, ioctl(fd, PMC_IOC_REFRESH, 1));
 	EXPECT_EQ(EINVAL, errno);
@@ -362,14 +362,14 @@ TEST_F(pmc, fd_cloexec)
 	int fd, flags;
 
 	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
-	fd = sys_pmc_open(&attr, 0, -1, -1, PMC_FLAG_FD_CLOEXEC);
+	fd = pmc_open(&attr, 0, -1, -1, PMC_FLAG_FD_CLOEXEC);
 	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
 	flags = fcntl(fd, F_GETFD);
 	ASSERT_LE(0, flags);
 	EXPECT_TRUE(flags & FD_CLOEXEC);
 	close(fd);
 
-	fd = sys_pmc_open(&attr, 0, -1, -1, 0);
+	fd = pmc_open(&attr, 0, -1, -1, 0);
 	ASSERT_LE(0, fd) TH_LOG("%s", strerror(errno));
 	flags = fcntl(fd, F_GETFD);
 	ASSERT_LE(0, flags);
@@ -1280,6 +1280,7 @@ enum fuzz_fault {
 	FAULT_RESERVED_1,
 	FAULT_RESERVED_2,
 	FAULT_RESERVED_3,
+	FAULT_PERIOD_RAND,
 	FAULT_RECORD_TYPE,
 	FAULT_READ_FORMAT,
 	FAULT_EXTRA_CONFIG,
@@ -1313,6 +1314,7 @@ static const char *const fault_names[NR_FAULTS] = {
 	[FAULT_RESERVED_1]	 = "__reserved_1",
 	[FAULT_RESERVED_2]	 = "__reserved_2",
 	[FAULT_RESERVED_3]	 = "__reserved_3",
+	[FAULT_PERIOD_RAND]	 = "period_rand",
 	[FAULT_RECORD_TYPE]	 = "unknown record_type bit",
 	[FAULT_READ_FORMAT]	 = "unknown read_format bit",
 	[FAULT_EXTRA_CONFIG]	 = "extra_config_len",
@@ -1533,6 +1535,16 @@ static int fuzz_inject(struct fuzz *fz, struct fuzz_open *op,
 	case FAULT_RESERVED_3:
 		a->__reserved_3 = fuzz_rand(fz) | 1;
 		return EINVAL;
+	case FAULT_PERIOD_RAND:
+		/* above PMC_PERIOD_RAND_MAX, or with no period to draw */
+		if (fuzz_chance(fz, 50)) {
+			a->period_rand = PMC_PERIOD_RAND_MAX + 1 +
+					 fuzz_rand(fz) % (127 - PMC_PERIOD_RAND_MAX);
+		} else {
+			a->irq_period = 0;
+			a->period_rand = 1 + fuzz_rand(fz) % PMC_PERIOD_RAND_MAX;
+		}
+		return EINVAL;
 	case FAULT_RECORD_TYPE:
 		a->record_type |= 1U << (6 + fuzz_below(fz, 26));
 		return EINVAL;
@@ -1701,7 +1713,7 @@ static int fuzz_open(struct fuzz *fz)
 	if (want == FUZZ_SKIP)
 		return 0;
 
-	fd = sys_pmc_open(op.attr_ptr, op.pid, op.cpu, op.group_fd, op.flags);
+	fd = pmc_open(op.attr_ptr, op.pid, op.cpu, op.group_fd, op.flags);
 	err = fd < 0 ? errno : 0;
 	if (err != want && !(want == FUZZ_OPTIONAL && (!err || err == EOPNOTSUPP))) {
 		if (fd >= 0)
@@ -1943,10 +1955,10 @@ static int fuzz_warm_up(void *arg)
 		/* settled: frees of earlier tests may still be landing */
 		before = slab_settled("pmc_counter");
 		nr = 0;
-		fds[nr++] = sys_pmc_open(&attr, 0, -1, -1, 0);
-		fds[nr++] = sys_pmc_open(&attr, helper, -1, -1, 0);
+		fds[nr++] = pmc_open(&attr, 0, -1, -1, 0);
+		fds[nr++] = pmc_open(&attr, helper, -1, -1, 0);
 		for (i = 0; root && i < nr_cpus; i++)
-			fds[nr++] = sys_pmc_open(&attr, -1, cpus[i], -1, 0);
+			fds[nr++] = pmc_open(&attr, -1, cpus[i], -1, 0);
 		for (i = 0; i < nr; i++)
 			CHILD_CHECK(fds[i] >= 0, "warm-up counter %d: %s", i,
 				    strerror(errno));
@@ -2063,7 +2075,7 @@ static int check_unprivileged(void *arg)
 		    strerror(err));
 
 	pmc_sw_attr(&attr, PMC_SW_CPU_CLOCK, 0);
-	fd = sys_pmc_open(&attr, -1, cpu, -1, 0);
+	fd = pmc_open(&attr, -1, cpu, -1, 0);
 	err = fd < 0 ? errno : 0;
 	CHILD_CHECK(err == want->per_cpu_err, "per-CPU cpu-clock: %s",
 		    strerror(err));

@@ -31,6 +31,8 @@
 
 #include <linux/pmc.h>
 
+#include "libpmc.h"
+
 /* The number comes from the patched kernel's headers; never guess it. */
 #ifndef __NR_pmc_open
 #error "__NR_pmc_open undefined: set KHDR_INCLUDES to headers installed from the patched kernel"
@@ -89,12 +91,6 @@ struct throttle_rec {
 	__u64 time;
 };
 
-static inline int sys_pmc_open(struct pmc_attr *attr, pid_t pid, int cpu,
-			       int group_fd, unsigned long flags)
-{
-	return syscall(__NR_pmc_open, attr, pid, cpu, group_fd, flags);
-}
-
 /*
  * pmc_open_errno() - try an open and report only the outcome
  *
@@ -103,7 +99,7 @@ static inline int sys_pmc_open(struct pmc_attr *attr, pid_t pid, int cpu,
 static inline int pmc_open_errno(struct pmc_attr *attr, pid_t pid, int cpu,
 				 int group_fd, unsigned long flags)
 {
-	int fd = sys_pmc_open(attr, pid, cpu, group_fd, flags);
+	int fd = pmc_open(attr, pid, cpu, group_fd, flags);
 
 	if (fd < 0)
 		return errno;
@@ -309,6 +305,33 @@ static inline int possible_cpus(void)
 	while (last > buf && last[-1] != '-' && last[-1] != ',')
 		last--;
 	return atoi(last) + 1;
+}
+
+/* Field @key ("Key: N kB") of a /proc file such as meminfo, or -1. */
+static inline long proc_kb(const char *path, const char *key)
+{
+	size_t klen = strlen(key);
+	char line[256];
+	long val = -1;
+	FILE *f;
+
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			val = strtol(line + klen + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return val;
+}
+
+/* VmPin of this process in kB, or -1. */
+static inline long vmpin_kb(void)
+{
+	return proc_kb("/proc/self/status", "VmPin");
 }
 
 /* Return: 0 and the integer in @path, or an errno. */

@@ -1,24 +1,29 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
 /*
- * Event names and the pmc_open(2) wrapper shared by the pmc-* tools.
+ * Event names: the generic events, "rNNNN" raw event selects and, built
+ * with HAVE_LIBPFM, the CPU's own event names through libpfm4.
  *
  * The name table is plain data so that a new event is one line here and
- * every tool (pmc-stat, later pmc-record and pmc-report) picks it up.
+ * every tool picks it up.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/syscall.h>
 
-#include "pmc-events.h"
+#include "libpmc.h"
 
-/* Only the generated <asm/unistd_64.h> of the patched kernel knows it. */
-#ifndef __NR_pmc_open
-#error "__NR_pmc_open is not defined: build with KHDR_INCLUDES=-I<headers of a pmc kernel>"
+#ifdef HAVE_LIBPFM
+#include <perfmon/pfmlib.h>
 #endif
 
-static const struct pmc_event_desc pmc_events[] = {
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+static const struct {
+	const char *name;
+	__u32 type;			/* PMC_TYPE_* */
+	__u64 id;			/* PMC_HW_* or PMC_SW_* */
+	enum pmc_unit unit;
+} pmc_events[] = {
 	{ "task-clock",		PMC_TYPE_SOFTWARE, PMC_SW_TASK_CLOCK,	PMC_UNIT_NSEC },
 	{ "cpu-clock",		PMC_TYPE_SOFTWARE, PMC_SW_CPU_CLOCK,	PMC_UNIT_NSEC },
 	{ "page-faults",	PMC_TYPE_SOFTWARE, PMC_SW_PAGE_FAULTS,	PMC_UNIT_COUNT },
@@ -44,7 +49,7 @@ static const struct {
 };
 
 /* "rNNNN": up to 16 hex digits, and the value must leave bit 63 free. */
-static int pmc_raw_parse(const char *name, __u64 *config)
+static int raw_lookup(const char *name, __u64 *config)
 {
 	unsigned long long val;
 	const char *hex = name + 1;
@@ -61,8 +66,60 @@ static int pmc_raw_parse(const char *name, __u64 *config)
 	return 0;
 }
 
-int pmc_event_parse(const char *name, __u64 *config,
-		    enum pmc_event_unit *unit)
+#ifdef HAVE_LIBPFM
+/*
+ * The x86 event select bits a raw config may carry: event, unit mask,
+ * edge, invert, counter mask, and AMD's event bits 8-11 (32-35). The
+ * enable, interrupt and privilege-level bits are the kernel's; u and k
+ * come from the attr's exclude bits.
+ */
+#define PFM_X86_SELECT_MASK	0xfff84ffffULL
+
+/* True if libpfm4's event @idx belongs to a core PMU (not "perf"'s own). */
+static bool pfm_core_event(int idx)
+{
+	pfm_event_info_t ev = { .size = sizeof(ev) };
+	pfm_pmu_info_t pmu = { .size = sizeof(pmu) };
+
+	return pfm_get_event_info(idx, PFM_OS_NONE, &ev) == PFM_SUCCESS &&
+	       pfm_get_pmu_info(ev.pmu, &pmu) == PFM_SUCCESS &&
+	       pmu.type == PFM_PMU_TYPE_CORE;
+}
+
+/* libpfm4's own names ("INST_RETIRED:ANY_P") for the CPU it detected. */
+static int pfm_lookup(const char *name, __u64 *config)
+{
+	static int initialized;
+	pfm_pmu_encode_arg_t arg;
+	__u64 code = 0;
+
+	if (!initialized)
+		initialized = pfm_initialize() == PFM_SUCCESS ? 1 : -1;
+	if (initialized < 0)
+		return -1;
+	memset(&arg, 0, sizeof(arg));
+	arg.size = sizeof(arg);
+	if (pfm_get_os_event_encoding(name, PFM_PLM3, PFM_OS_NONE, &arg) !=
+	    PFM_SUCCESS)
+		return -1;
+	if (arg.count >= 1 && pfm_core_event(arg.idx))
+		code = arg.codes[0] & PFM_X86_SELECT_MASK;
+	free(arg.codes);
+	if (!code)
+		return -1;
+	*config = PMC_CONFIG_RAW | code;
+	return 0;
+}
+#else
+static int pfm_lookup(const char *name, __u64 *config)
+{
+	(void)name;
+	(void)config;
+	return -1;
+}
+#endif
+
+int pmc_event_lookup(const char *name, __u64 *config, enum pmc_unit *unit)
 {
 	size_t i;
 
@@ -74,7 +131,7 @@ int pmc_event_parse(const char *name, __u64 *config,
 			return 0;
 		}
 	}
-	if (pmc_raw_parse(name, config))
+	if (raw_lookup(name, config) && pfm_lookup(name, config))
 		return -1;
 	*unit = PMC_UNIT_COUNT;
 	return 0;
@@ -103,10 +160,8 @@ void pmc_events_list(FILE *out)
 		fputc('\n', out);
 	}
 	fprintf(out, "  %-9s rNNNN (hex event select, e.g. r00c0)\n", "raw");
-}
-
-int sys_pmc_open(struct pmc_attr *attr, pid_t pid, int cpu, int group_fd,
-		 unsigned long flags)
-{
-	return syscall(__NR_pmc_open, attr, pid, cpu, group_fd, flags);
+#ifdef HAVE_LIBPFM
+	fprintf(out, "  %-9s the CPU's event names, from libpfm4 (e.g. INST_RETIRED:ANY_P)\n",
+		"libpfm4");
+#endif
 }

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause */
+/*
+ * libpmc: a small user-space library over pmc_open(2).
+ *
+ * The syscall wrapper, event names and event strings, scaled reads, and
+ * a reader for the mmap()ed ring buffer. The pmc-* tools and the
+ * selftests use it; Documentation/pmc/user-guide.rst has the reference.
+ * Every function works on what the caller passes, so a program may use
+ * it from several threads as long as each ring and each event list has
+ * one user at a time; the one global state is libpfm4's, initialized by
+ * the first pmc_event_lookup() that needs it, so look up libpfm4 names
+ * before starting threads.
+ */
+#ifndef _LIBPMC_H
+#define _LIBPMC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <linux/pmc.h>
+
+/* pmc_open(2): the new fd, or -1 with errno set. */
+int pmc_open(struct pmc_attr *attr, pid_t pid, int cpu, int group_fd,
+	     unsigned long flags);
+
+/* Event names. */
+
+/* How a counter's value reads to a user. */
+enum pmc_unit {
+	PMC_UNIT_COUNT,		/* plain event count */
+	PMC_UNIT_NSEC,		/* a clock: nanoseconds */
+};
+
+/*
+ * pmc_event_lookup() - the config of an event name
+ *
+ * One of the generic names pmc_events_list() prints, "rNNNN" (hex raw
+ * event select, always accepted), or, when libpmc was built with
+ * libpfm4 and libpfm4 knows this CPU, one of its event names
+ * ("INST_RETIRED:ANY_P"). Return: 0 with *@config and *@unit filled, or
+ * -1 if the name is no event.
+ */
+int pmc_event_lookup(const char *name, __u64 *config, enum pmc_unit *unit);
+
+/* True for events that need a hardware PMU (hardware type or raw). */
+bool pmc_config_needs_pmu(__u64 config);
+
+/* Print the valid event names, grouped by type, one group a line. */
+void pmc_events_list(FILE *out);
+
+/* Event lists: "{cycles,instructions},task-clock:u". */
+
+#define PMC_EVENT_NAME_LEN	128
+
+struct pmc_evsel {
+	char name[PMC_EVENT_NAME_LEN];	/* as spelt, with its modifiers */
+	struct pmc_attr attr;		/* config, exclude_*, pinned */
+	enum pmc_unit unit;
+	size_t leader;			/* index of its group's leader */
+	int fd;				/* pmc_evlist_open(); -1: closed */
+};
+
+struct pmc_evlist {
+	struct pmc_evsel *ev;
+	size_t nr;
+};
+
+/*
+ * pmc_evlist_parse() - parse an event string into @list
+ *
+ * Events are separated by commas; "{a,b}" is a group, scheduled on the
+ * PMU as a unit. Modifiers after a colon, on an event or on a group's
+ * closing brace (then for every member): u (user mode only), k (kernel
+ * mode only), D (pin the group). Each event's attr asks for the enabled
+ * and running times (PMC_FORMAT_TOTAL_TIME_*) and starts disabled.
+ * Events are appended, so several strings may build one list.
+ *
+ * Return: 0, or -1 with a message in @err and @list as it was.
+ */
+int pmc_evlist_parse(struct pmc_evlist *list, const char *str,
+		     char *err, size_t errlen);
+
+void pmc_evlist_free(struct pmc_evlist *list);
+
+/*
+ * pmc_evsel_open() - open event @i of @list on @pid/@cpu, disabled
+ *
+ * A member joins the group of @group_fd, its leader's fd on the same
+ * target; with -1 (a leader, or a member whose leader did not open) it
+ * counts on its own. Return: the fd or -1 with errno; the fd is not
+ * stored, so one list can describe the counters of many targets.
+ */
+int pmc_evsel_open(const struct pmc_evlist *list, size_t i, pid_t pid,
+		   int cpu, int group_fd, unsigned long flags);
+
+/*
+ * Open every event of @list on one target into ev[].fd, then enable
+ * them. Return: 0, or -1 with errno and *@failed set to the event
+ * that did not open (list->nr: enabling failed); all are closed again.
+ */
+int pmc_evlist_open(struct pmc_evlist *list, pid_t pid, int cpu,
+		    size_t *failed);
+void pmc_evlist_close(struct pmc_evlist *list);
+/* PMC_IOC_ENABLE/DISABLE every open event, leaders before members. */
+int pmc_evlist_enable(const struct pmc_evlist *list);
+int pmc_evlist_disable(const struct pmc_evlist *list);
+
+/* Reads. */
+
+struct pmc_count {
+	__u64 value;
+	__u64 enabled;		/* time_enabled, ns */
+	__u64 running;		/* time_running, ns */
+};
+
+/*
+ * pmc_read_count() - read a counter opened with both TOTAL_TIME formats
+ *
+ * Return: 0; 1 if the counter is a pinned group in error state (read()
+ * gave 0 bytes: it never counted since); -1 with errno (EIO for a
+ * short read).
+ */
+int pmc_read_count(int fd, struct pmc_count *c);
+
+/* value * enabled / running: the estimate of a multiplexed counter. */
+double pmc_count_scaled(const struct pmc_count *c);
+
+/* running / enabled in percent (perf's "% counted"); 100 if never enabled. */
+double pmc_count_percent(const struct pmc_count *c);
+
+/* The ring buffer. */
+
+/* One record, copied out of the ring whole and aligned (size is a u16). */
+union pmc_record {
+	struct pmc_event_header h;
+	__u64 w[8192];
+	unsigned char b[65536];
+};
+
+struct pmc_ring {
+	int fd;
+	struct pmc_mmap_page *page;	/* page 0: version, times, head, tail */
+	const unsigned char *data;	/* the 2^n data pages */
+	__u64 size;			/* bytes of data */
+	size_t map_len;			/* page 0 + data, for munmap() */
+	bool writable;			/* read-write mapping: we own data_tail */
+	__u64 tail;			/* the next record */
+	__u64 head;			/* data_head at pmc_ring_begin() */
+	/* Tallies of the records pmc_ring_next() passed. */
+	__u64 samples;
+	__u64 lost;			/* sum of PMC_EVENT_LOST counts */
+	__u64 overwritten;		/* bytes the kernel wrote over unread */
+	unsigned int throttles, unthrottles;
+	union pmc_record *rec;		/* pmc_ring_next()'s record */
+	char err[160];			/* why a read gave -1 */
+};
+
+/*
+ * pmc_ring_map() - map the ring buffer of @fd: page 0 and @data_pages
+ * (a power of two) pages of data
+ *
+ * A writable mapping makes the kernel keep what was not read (and count
+ * what did not fit in LOST records); a read-only one lets it overwrite
+ * the oldest records. Return: 0, or -1 with errno (EPROTO: a layout
+ * newer than this library).
+ */
+int pmc_ring_map(struct pmc_ring *r, int fd, unsigned int data_pages,
+		 bool writable);
+void pmc_ring_unmap(struct pmc_ring *r);
+
+/* data_head, read so that the records below it may be read after. */
+__u64 pmc_ring_data_head(const struct pmc_ring *r);
+
+/*
+ * pmc_ring_read_at() - copy the record at *@pos (below @head) to @dst
+ *
+ * Records are 8-byte aligned and may wrap the end of the data area.
+ * Return: 1 with *@pos moved past it, 0 at @head, -1 if the position or
+ * the record is malformed (the reason in r->err).
+ */
+int pmc_ring_read_at(struct pmc_ring *r, __u64 *pos, __u64 head,
+		     union pmc_record *dst);
+
+/*
+ * The consumer loop:
+ *
+ *	pmc_ring_begin(r);
+ *	while ((ret = pmc_ring_next(r)) > 0)
+ *		use(r->rec);
+ *	pmc_ring_end(r);
+ *
+ * pmc_ring_begin() takes data_head. In a read-only mapping, records
+ * the kernel has written over since the last pass are skipped and
+ * counted in r->overwritten (their boundaries are lost). pmc_ring_next()
+ * tallies samples, LOST and THROTTLE records as it passes them, and
+ * returns -1 (r->err) on a malformed record, after which the rest up to
+ * the head is skipped. pmc_ring_end() hands the space back: it stores
+ * data_tail in a writable mapping, after the reads.
+ */
+__u64 pmc_ring_begin(struct pmc_ring *r);
+int pmc_ring_next(struct pmc_ring *r);
+void pmc_ring_end(struct pmc_ring *r);
+bool pmc_ring_empty(const struct pmc_ring *r);
+
+/* time_enabled and time_running from page 0, under its seqlock. */
+void pmc_ring_times(const struct pmc_ring *r, __u64 *enabled,
+		    __u64 *running);
+
+/*
+ * pmc_ring_poll() - wait until one of @nr rings has records or its task
+ * is gone
+ *
+ * Return: poll()'s count, with each ring's revents in @revents[i]
+ * (POLLIN: a page or wakeup_events samples; POLLHUP: the task exited and
+ * everything was read); -1 with errno (EINTR included).
+ */
+int pmc_ring_poll(struct pmc_ring *const *rings, size_t nr, int timeout_ms,
+		  short *revents);
+
+#endif /* _LIBPMC_H */

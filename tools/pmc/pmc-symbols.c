@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Symbols and source lines for pmc-report; see pmc-symbols.h.
+ *
+ * libdwfl finds and reads each file, and any separate debug info; the
+ * function symbols are then copied into a sorted table, because
+ * libdwfl's own address lookup scans the whole symbol table each time,
+ * and a report looks up every frame of every sample.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <elfutils/libdwfl.h>
+
+#include "pmc-symbols.h"
+#include "pmc-util.h"
+
+struct symbol {
+	__u64 addr;
+	__u64 size;			/* 0: up to the next symbol */
+	const char *name;		/* in the file's string table */
+	const char *interned;		/* name, interned on first lookup */
+	unsigned int rank;		/* among aliases, the highest wins */
+};
+
+struct symbol_table {
+	struct symbol *syms;		/* sorted by address */
+	size_t nr, cap;
+};
+
+/*
+ * A mapped file. Addresses inside it are libdwfl's: its link-time
+ * addresses plus @bias, which is where libdwfl placed it.
+ */
+struct dso {
+	char *path;			/* as recorded */
+	const char *name;		/* interned basename */
+	bool loaded;			/* tried, successfully or not */
+	Dwfl *dwfl;			/* NULL: the file could not be read */
+	Dwfl_Module *mod;
+	GElf_Addr bias;
+	GElf_Phdr *loads;		/* the PT_LOAD segments */
+	size_t nr_loads;
+	struct symbol_table table;
+};
+
+static struct dso **dsos;
+static size_t nr_dsos, cap_dsos;
+static const char *symfs;
+static char *debuginfo_path;
+
+static struct symbol_table kernel_table;
+static char *kallsyms;			/* what kernel_table's names point into */
+static bool kernel_same_boot, kernel_loaded;
+
+/* --- symbol tables ---------------------------------------------------- */
+
+static void table_add(struct symbol_table *table, __u64 addr, __u64 size,
+		      const char *name, unsigned int rank)
+{
+	GROW(table->syms, table->nr, table->cap);
+	table->syms[table->nr++] = (struct symbol) {
+		.addr = addr,
+		.size = size,
+		.name = name,
+		.rank = rank,
+	};
+}
+
+static int symbol_cmp(const void *a, const void *b)
+{
+	const struct symbol *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	/* Any stable order; the last of equals is the one found. */
+	return -strcmp(x->name, y->name);
+}
+
+static void table_sort(struct symbol_table *table)
+{
+	qsort(table->syms, table->nr, sizeof(*table->syms), symbol_cmp);
+}
+
+static const char *table_find(struct symbol_table *table, __u64 addr)
+{
+	size_t lo = 0, hi = table->nr;
+	struct symbol *sym;
+
+	/* The last symbol at or below addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (table->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	sym = &table->syms[lo - 1];
+	if (sym->size && addr - sym->addr >= sym->size)
+		return NULL;
+	if (!sym->interned)
+		sym->interned = intern(sym->name);
+	return sym->interned;
+}
+
+/*
+ * Prefer, among symbols at one address, a sized one, a global one, and
+ * one with fewer leading underscores (malloc over __libc_malloc).
+ */
+static unsigned int symbol_rank(const GElf_Sym *sym, const char *name)
+{
+	unsigned int rank = 0;
+	size_t under = strspn(name, "_");
+
+	if (sym->st_size)
+		rank += 64;
+	if (GELF_ST_BIND(sym->st_info) == STB_GLOBAL)
+		rank += 32;
+	else if (GELF_ST_BIND(sym->st_info) == STB_WEAK)
+		rank += 16;
+	return rank + 15 - (under < 15 ? under : 15);
+}
+
+/* --- user files ------------------------------------------------------- */
+
+/*
+ * libdw looks for debuginfod by dlopen()ing libdebuginfod.so whenever a
+ * debug file is not found locally. A static program cannot load a
+ * shared library safely (it would bring in a second libc), so the
+ * Makefile links with -Wl,--wrap=dlopen and this refuses every load.
+ */
+void *__wrap_dlopen(const char *file, int mode);
+void *__wrap_dlopen(const char *file, int mode)
+{
+	(void)file;
+	(void)mode;
+	return NULL;
+}
+
+void symbols_set_symfs(const char *dir)
+{
+	char *abs = realpath(dir, NULL);
+
+	symfs = dir;
+	/*
+	 * Debug files by name next to the file, then by build id and by
+	 * name under DIR, then the host's. libdwfl only looks up build ids
+	 * in absolute directories.
+	 */
+	free(debuginfo_path);
+	debuginfo_path = xasprintf("-:.debug:%s/usr/lib/debug:/usr/lib/debug",
+				   abs ? abs : dir);
+	free(abs);
+}
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+/*
+ * Open the file recorded as @dso->path, under the --symfs directory if
+ * there is one; returns the descriptor and its path in *@found.
+ */
+static int dso_open(const struct dso *dso, char **found)
+{
+	int fd;
+
+	if (!symfs) {
+		*found = xstrdup(dso->path);
+		return open(*found, O_RDONLY | O_CLOEXEC);
+	}
+	*found = xasprintf("%s%s", symfs, dso->path);
+	fd = open(*found, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	free(*found);
+	*found = xasprintf("%s/%s", symfs, basename_of(dso->path));
+	return open(*found, O_RDONLY | O_CLOEXEC);
+}
+
+static const char *dso_load_segments(struct dso *dso)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(dso->mod, &bias);
+	GElf_Ehdr ehdr;
+	size_t i, nr;
+
+	if (!elf || !gelf_getehdr(elf, &ehdr) || elf_getphdrnum(elf, &nr))
+		return dwfl_errmsg(-1);
+	if (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN)
+		return "neither an executable nor a shared object";
+	dso->bias = bias;
+	dso->loads = xcalloc(nr, sizeof(*dso->loads));
+	for (i = 0; i < nr; i++) {
+		GElf_Phdr *ph = &dso->loads[dso->nr_loads];
+
+		if (gelf_getphdr(elf, i, ph) && ph->p_type == PT_LOAD)
+			dso->nr_loads++;
+	}
+	return NULL;
+}
+
+/* The function symbols, from wherever libdwfl found a symbol table. */
+static const char *dso_load_symbols(struct dso *dso)
+{
+	int i, nr = dwfl_module_getsymtab(dso->mod);
+
+	if (nr <= 0)
+		return "no symbol table";
+	for (i = 0; i < nr; i++) {
+		GElf_Word shndx;
+		GElf_Addr addr;
+		GElf_Sym sym;
+		const char *name = dwfl_module_getsym_info(dso->mod, i, &sym,
+							   &addr, &shndx,
+							   NULL, NULL);
+		int type = GELF_ST_TYPE(sym.st_info);
+
+		if (!name || !*name ||
+		    (type != STT_FUNC && type != STT_GNU_IFUNC))
+			continue;
+		if (shndx == SHN_UNDEF || !sym.st_value)
+			continue;
+		table_add(&dso->table, addr, sym.st_size, name,
+			  symbol_rank(&sym, name));
+	}
+	table_sort(&dso->table);
+	return NULL;
+}
+
+static const char *dso_read(struct dso *dso, const char *path, int fd)
+{
+	const char *err;
+
+	dso->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!dso->dwfl) {
+		close(fd);
+		return dwfl_errmsg(-1);
+	}
+	/* libdwfl owns fd from here on. */
+	dso->mod = dwfl_report_offline(dso->dwfl, dso->name, path, fd);
+	if (!dso->mod || dwfl_report_end(dso->dwfl, NULL, NULL))
+		return dwfl_errmsg(-1);
+	err = dso_load_segments(dso);
+	if (!err)
+		err = dso_load_symbols(dso);
+	return err;
+}
+
+static void dso_load(struct dso *dso)
+{
+	const char *err;
+	char *path;
+	int fd;
+
+	if (dso->loaded)
+		return;
+	dso->loaded = true;
+	/* "[vdso]" and the like have no file behind them. */
+	if (dso->path[0] != '/')
+		return;
+	fd = dso_open(dso, &path);
+	if (fd < 0) {
+		warn("%s: no symbols: %s%s%s", dso->path, strerror(errno),
+		     symfs ? " under " : "", symfs ? symfs : "");
+		free(path);
+		return;
+	}
+	err = dso_read(dso, path, fd);
+	if (err) {
+		warn("%s: no symbols: %s", path, err);
+		/* Source lines need the module too: forget it. */
+		if (dso->dwfl)
+			dwfl_end(dso->dwfl);
+		dso->dwfl = NULL;
+		dso->mod = NULL;
+		free(dso->loads);
+		dso->loads = NULL;
+		dso->nr_loads = 0;
+	}
+	free(path);
+}
+
+struct dso *dso_find(const char *path)
+{
+	struct dso *dso;
+	size_t i;
+
+	for (i = 0; i < nr_dsos; i++)
+		if (!strcmp(dsos[i]->path, path))
+			return dsos[i];
+	dso = xcalloc(1, sizeof(*dso));
+	dso->path = xstrdup(path);
+	dso->name = intern(basename_of(path));
+	GROW(dsos, nr_dsos, cap_dsos);
+	dsos[nr_dsos++] = dso;
+	return dso;
+}
+
+const char *dso_name(const struct dso *dso)
+{
+	return dso->name;
+}
+
+/*
+ * The libdwfl address of file offset @off, through the PT_LOAD segment
+ * that holds it; false if none does.
+ */
+static bool dso_address(struct dso *dso, __u64 off, GElf_Addr *addr)
+{
+	size_t i;
+
+	dso_load(dso);
+	for (i = 0; i < dso->nr_loads; i++) {
+		const GElf_Phdr *ph = &dso->loads[i];
+
+		if (off >= ph->p_offset && off - ph->p_offset < ph->p_filesz) {
+			*addr = off - ph->p_offset + ph->p_vaddr + dso->bias;
+			return true;
+		}
+	}
+	return false;
+}
+
+const char *dso_symbol(struct dso *dso, __u64 off)
+{
+	GElf_Addr addr;
+
+	if (!dso_address(dso, off, &addr))
+		return NULL;
+	return table_find(&dso->table, addr);
+}
+
+const char *dso_srcline(struct dso *dso, __u64 off)
+{
+	const char *file;
+	Dwfl_Line *line;
+	GElf_Addr addr;
+	int lineno;
+
+	if (!dso_address(dso, off, &addr))
+		return NULL;
+	line = dwfl_module_getsrc(dso->mod, addr);
+	file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) :
+		      NULL;
+	if (!file || lineno <= 0)
+		return NULL;
+	return intern_fmt("%s:%d", basename_of(file), lineno);
+}
+
+/* --- the kernel ------------------------------------------------------- */
+
+void kernel_symbols_init(bool same_boot)
+{
+	kernel_same_boot = same_boot;
+}
+
+/* Read all of a file that stat() cannot size, like /proc/kallsyms. */
+static char *read_whole(FILE *f)
+{
+	size_t len = 0, cap = 1 << 20;
+	char *buf = xrealloc(NULL, cap + 1);
+	size_t n;
+
+	while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
+		len += n;
+		if (len == cap) {
+			cap *= 2;
+			buf = xrealloc(buf, cap + 1);
+		}
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+/*
+ * Kernel text symbols from /proc/kallsyms, if it is readable and shows
+ * addresses (kptr_restrict shows zeros instead).
+ */
+static void kernel_load(void)
+{
+	bool nonzero = false;
+	char *line, *next;
+	FILE *f;
+
+	if (kernel_loaded)
+		return;
+	kernel_loaded = true;
+	if (!kernel_same_boot) {
+		warn("recorded in another boot: kernel symbols not resolved");
+		return;
+	}
+	f = fopen("/proc/kallsyms", "re");
+	if (!f)
+		return;
+	kallsyms = read_whole(f);
+	fclose(f);
+
+	for (line = kallsyms; *line; line = next) {
+		unsigned long long addr;
+		char *end, *name;
+		char type;
+
+		next = strchrnul(line, '\n');
+		if (*next)
+			*next++ = '\0';
+		addr = strtoull(line, &end, 16);
+		if (end == line || end[0] != ' ' || !end[1] || end[2] != ' ')
+			continue;
+		type = end[1];
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		name = end + 3;
+		name[strcspn(name, " \t")] = '\0';	/* drop "[module]" */
+		nonzero |= addr != 0;
+		table_add(&kernel_table, addr, 0, name,
+			  type == 'T' ? 2 : type == 't' ? 1 : 0);
+	}
+	if (!nonzero)
+		kernel_table.nr = 0;
+	table_sort(&kernel_table);
+}
+
+const char *kernel_symbol(__u64 addr)
+{
+	kernel_load();
+	return table_find(&kernel_table, addr);
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Symbols and source lines for pmc-report. User code resolves through
+ * the mapped file with elfutils' libdwfl: function symbols of .symtab,
+ * else .dynsym, or of separate debug info found by build id or
+ * .gnu_debuglink; source lines from its DWARF. Kernel code resolves
+ * through /proc/kallsyms.
+ */
+#ifndef _PMC_SYMBOLS_H
+#define _PMC_SYMBOLS_H
+
+#include <stdbool.h>
+#include <linux/types.h>
+
+struct dso;
+
+/*
+ * Look a recorded path P up as DIR/P, then as DIR/basename(P), as perf
+ * --symfs does: a file recorded in a VM resolves on the host. Call
+ * before the first dso_symbol() or dso_srcline().
+ */
+void symbols_set_symfs(const char *dir);
+
+/* The file recorded as @path: one struct dso per path, read on first use. */
+struct dso *dso_find(const char *path);
+
+/* The interned basename of its recorded path, for tables. */
+const char *dso_name(const struct dso *dso);
+
+/*
+ * The function at file offset @off of @dso, and the source line there
+ * ("pmc-burn.c:42"), interned; NULL if the file does not say.
+ */
+const char *dso_symbol(struct dso *dso, __u64 off);
+const char *dso_srcline(struct dso *dso, __u64 off);
+
+/*
+ * /proc/kallsyms fits only a recording of this boot (KASLR moves the
+ * kernel): unless @same_boot, kernel_symbol() warns once and resolves
+ * nothing.
+ */
+void kernel_symbols_init(bool same_boot);
+
+/* The kernel function at @addr, interned; NULL if unknown. */
+const char *kernel_symbol(__u64 addr);
+
+#endif /* _PMC_SYMBOLS_H */

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Helpers shared by the files of pmc-report; see pmc-util.h. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmc-util.h"
+
+void warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "pmc-report: warning: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void *check_alloc(void *ptr)
+{
+	if (!ptr) {
+		fprintf(stderr, "pmc-report: out of memory\n");
+		exit(1);
+	}
+	return ptr;
+}
+
+void *xrealloc(void *ptr, size_t size)
+{
+	return check_alloc(realloc(ptr, size ? size : 1));
+}
+
+void *xcalloc(size_t nmemb, size_t size)
+{
+	return check_alloc(calloc(nmemb ? nmemb : 1, size));
+}
+
+char *xstrdup(const char *s)
+{
+	size_t len = strlen(s) + 1;
+
+	return memcpy(xrealloc(NULL, len), s, len);
+}
+
+static char *xvasprintf(const char *fmt, va_list ap)
+{
+	char *buf;
+
+	return check_alloc(vasprintf(&buf, fmt, ap) < 0 ? NULL : buf);
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *buf;
+
+	va_start(ap, fmt);
+	buf = xvasprintf(fmt, ap);
+	va_end(ap);
+	return buf;
+}
+
+/* FNV-1a: short strings, no need for anything stronger. */
+static uint64_t string_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
+	return h;
+}
+
+/* An open-addressing table of the interned strings, at most half full. */
+static const char **strings;
+static size_t strings_size, strings_used;
+
+static const char **string_slot(const char **table, size_t size,
+				const char *s)
+{
+	size_t i = string_hash(s) & (size - 1);
+
+	while (table[i] && strcmp(table[i], s))
+		i = (i + 1) & (size - 1);
+	return &table[i];
+}
+
+const char *intern(const char *s)
+{
+	const char **slot;
+
+	if (2 * (strings_used + 1) > strings_size) {
+		size_t size = strings_size ? 2 * strings_size : 1024, i;
+		const char **table = xcalloc(size, sizeof(*table));
+
+		for (i = 0; i < strings_size; i++)
+			if (strings[i])
+				*string_slot(table, size, strings[i]) =
+					strings[i];
+		free(strings);
+		strings = table;
+		strings_size = size;
+	}
+	slot = string_slot(strings, strings_size, s);
+	if (!*slot) {
+		*slot = xstrdup(s);
+		strings_used++;
+	}
+	return *slot;
+}
+
+const char *intern_fmt(const char *fmt, ...)
+{
+	const char *s;
+	va_list ap;
+	char *buf;
+
+	va_start(ap, fmt);
+	buf = xvasprintf(fmt, ap);
+	va_end(ap);
+	s = intern(buf);
+	free(buf);
+	return s;
+}
+
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	check_alloc(len < 0 ? NULL : sb);
+	if (sb->len + len + 1 > sb->cap) {
+		sb->cap = 2 * (sb->len + len + 1);
+		sb->buf = xrealloc(sb->buf, sb->cap);
+	}
+	va_start(ap, fmt);
+	vsnprintf(sb->buf + sb->len, len + 1, fmt, ap);
+	va_end(ap);
+	sb->len += len;
+}
+
+void strbuf_setlen(struct strbuf *sb, size_t len)
+{
+	if (len < sb->len) {
+		sb->len = len;
+		sb->buf[len] = '\0';
+	}
+}
+
+const char *basename_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}

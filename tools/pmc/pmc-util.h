@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the files of pmc-report: allocation that cannot
+ * fail, growing arrays, interned strings and warnings.
+ */
+#ifndef _PMC_UTIL_H
+#define _PMC_UTIL_H
+
+#include <stddef.h>
+
+void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* These exit with a message instead of returning NULL. */
+void *xrealloc(void *ptr, size_t size);
+void *xcalloc(size_t nmemb, size_t size);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Make room for one more element in a growing array. */
+#define GROW(arr, nr, cap)						\
+	do {								\
+		if ((nr) == (cap)) {					\
+			(cap) = (cap) ? 2 * (cap) : 16;			\
+			(arr) = xrealloc((arr), (cap) * sizeof(*(arr))); \
+		}							\
+	} while (0)
+
+/*
+ * The one copy of string @s, kept for the life of the program: equal
+ * interned strings are equal pointers, so they compare and hash as such.
+ */
+const char *intern(const char *s);
+const char *intern_fmt(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+/* A string that grows as it is written. */
+struct strbuf {
+	char *buf;			/* NUL-terminated once written to */
+	size_t len, cap;
+};
+
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void strbuf_setlen(struct strbuf *sb, size_t len);
+
+/* The last component of @path ("a/b" -> "b", "a/" -> "a/"). */
+const char *basename_of(const char *path);
+
+#endif /* _PMC_UTIL_H */

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * mkdata: write a pmc-record data file of known content, for report-test.sh.
+ *
+ *	mkdata KIND OUT BINARY PATH HOT WARM BURN MAIN
+ *
+ * BINARY is a static x86-64 pmc-burn; the file maps its executable
+ * segment as PATH. HOT, WARM, BURN and MAIN are addresses inside
+ * hot_loop(), warm_loop(), burn() and main(). The samples are on
+ * task-clock, 1 ms apart, of pid 100, with the call chain that
+ * pmc-record -g would record, and the file claims another boot, so no
+ * kernel address resolves. KIND is one of
+ *
+ *	burn		300 samples in hot_loop (tid 100) and 100 in
+ *			warm_loop (tid 101), interleaved, both called by
+ *			burn, called by main
+ *	nochain		the same without call chains
+ *	unfinished	the same as burn, as pmc-record leaves a file when
+ *			killed: the header gives no sizes or counts
+ *	mixed		kernel frames, a kernel IP that pmc_paranoid hid,
+ *			an unmapped IP, a chain ending in a zero, and a
+ *			second comm: see main()
+ */
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../pmc-data.h"
+
+#define PID		100
+#define KERNEL_IP	0xffffffff81000100ULL
+#define KERNEL_RET	0xffffffff81000200ULL
+#define UNMAPPED_IP	0x7f0000001000ULL
+#define PAGE_MASK	(~0xfffULL)
+
+static __u64 hot, warm, burn, main_ip;
+static unsigned char *data;		/* the records */
+static size_t data_len;
+static __u64 nr_samples, now;
+
+static void __attribute__((noreturn)) fail(const char *what)
+{
+	fprintf(stderr, "mkdata: %s\n", what);
+	exit(1);
+}
+
+/* Append a record of @len bytes, padded to 8 as the kernel pads them. */
+static void *add_record(size_t len)
+{
+	size_t size = (len + 7) & ~(size_t)7;
+	void *rec;
+
+	data = realloc(data, data_len + size);
+	if (!data)
+		fail("out of memory");
+	rec = data + data_len;
+	memset(rec, 0, size);
+	data_len += size;
+	((struct pmc_event_header *)rec)->size = size;
+	return rec;
+}
+
+static void add_comm(__u32 tid, const char *comm)
+{
+	struct pmc_data_comm *c = add_record(sizeof(*c) + strlen(comm) + 1);
+
+	c->header.type = PMC_EVENT_COMM;
+	c->pid = PID;
+	c->tid = tid;
+	strcpy(c->comm, comm);
+}
+
+/* The MMAP record of @binary's executable segment, as mapped by exec. */
+static void add_mmap(const char *binary, const char *path)
+{
+	struct pmc_data_mmap *m;
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	FILE *f = fopen(binary, "rb");
+	int i;
+
+	if (!f || fread(&eh, sizeof(eh), 1, f) != 1 ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64)
+		fail("BINARY is not a 64-bit ELF file");
+	for (i = 0; i < eh.e_phnum; i++) {
+		if (fseek(f, eh.e_phoff + i * sizeof(ph), SEEK_SET) ||
+		    fread(&ph, sizeof(ph), 1, f) != 1)
+			fail("BINARY: truncated program headers");
+		if (ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+			break;
+	}
+	if (i == eh.e_phnum)
+		fail("BINARY has no executable segment");
+	fclose(f);
+
+	m = add_record(sizeof(*m) + strlen(path) + 1);
+	m->header.type = PMC_EVENT_MMAP;
+	m->pid = PID;
+	m->tid = PID;
+	m->addr = ph.p_vaddr & PAGE_MASK;
+	m->len = ph.p_vaddr + ph.p_memsz - m->addr;
+	m->pgoff = ph.p_offset & PAGE_MASK;
+	strcpy(m->filename, path);
+}
+
+/*
+ * A sample at @ip, with a call chain of @nr_kernel kernel and @nr_user
+ * user entries from @chain unless @record_type leaves it out.
+ */
+static void add_sample(__u32 record_type, __u32 tid, bool kernel, __u64 ip,
+		       const __u64 *chain, unsigned int nr_kernel,
+		       unsigned int nr_user)
+{
+	unsigned int nr = nr_kernel + nr_user;
+	size_t len = sizeof(struct pmc_event_header) + 3 * 8;
+	struct pmc_event_header *h;
+	__u64 *p;
+
+	if (record_type & PMC_RECORD_CALLCHAIN)
+		len += 8 + nr * 8;
+	h = add_record(len);
+	h->type = record_type;
+	h->misc = PMC_EVENT_MISC_OVERFLOW |
+		  (kernel ? PMC_EVENT_MISC_KERNEL : PMC_EVENT_MISC_USER);
+	p = (__u64 *)(h + 1);
+	*p++ = ip;
+	*p++ = (__u64)tid << 32 | PID;
+	now += 1000000;
+	*p++ = now;
+	if (record_type & PMC_RECORD_CALLCHAIN) {
+		*p++ = nr | (__u64)nr_kernel << 32 | (__u64)nr_user << 48;
+		memcpy(p, chain, nr * 8);
+	}
+	nr_samples++;
+}
+
+/* 3:1, as pmc-burn runs: hot_loop in thread 100, warm_loop in 101. */
+static void add_burn_samples(__u32 record_type)
+{
+	int i;
+
+	for (i = 0; i < 400; i++) {
+		bool is_hot = i % 4 != 3;
+		__u64 chain[] = { is_hot ? hot : warm, burn, main_ip };
+
+		add_sample(record_type, is_hot ? PID : PID + 1, false, chain[0],
+			   chain, 0, 3);
+	}
+}
+
+static void add_mixed_samples(__u32 record_type)
+{
+	/* In a system call of burn(): kernel frames, then the user's. */
+	const __u64 syscall[] = { KERNEL_IP, KERNEL_RET, burn, main_ip };
+	/* A kernel IP hidden (pmc_paranoid 2): zero, no kernel part. */
+	const __u64 hidden[] = { hot, burn, main_ip };
+	/* Code with no mapping, called by main; the walk ended in a zero. */
+	const __u64 unmapped[] = { UNMAPPED_IP, main_ip, 0 };
+	const __u64 worker[] = { hot, burn, main_ip };
+	int i;
+
+	for (i = 0; i < 6; i++)
+		add_sample(record_type, PID, true, KERNEL_IP, syscall, 2, 2);
+	for (i = 0; i < 3; i++)
+		add_sample(record_type, PID, true, 0, hidden, 0, 3);
+	for (i = 0; i < 2; i++)
+		add_sample(record_type, PID, false, UNMAPPED_IP, unmapped, 0, 3);
+	add_comm(PID + 2, "worker");
+	add_sample(record_type, PID + 2, false, hot, worker, 0, 3);
+}
+
+static __u64 address(const char *arg)
+{
+	char *end;
+	__u64 addr = strtoull(arg, &end, 0);
+
+	if (end == arg || *end)
+		fail("addresses must be numbers");
+	return addr;
+}
+
+int main(int argc, char **argv)
+{
+	__u32 record_type = PMC_RECORD_IP | PMC_RECORD_TID | PMC_RECORD_TIME |
+			    PMC_RECORD_CALLCHAIN;
+	struct pmc_data_header hdr = {
+		.magic = PMC_DATA_MAGIC,
+		.version = PMC_DATA_VERSION,
+		.header_size = sizeof(hdr),
+		.attr = {
+			.config = PMC_CONFIG(PMC_TYPE_SOFTWARE,
+					     PMC_SW_TASK_CLOCK),
+			.irq_period = 1000000,
+			.mmap = 1,
+			.comm = 1,
+		},
+		.pid = PID,
+		.event = "task-clock",
+		.comm = "pmc-burn",
+		.cmdline = "pmc-burn",
+		.boot_id = "00000000-0000-0000-0000-000000000000",
+	};
+	const char *kind;
+	FILE *out;
+
+	if (argc != 9)
+		fail("usage: mkdata burn|nochain|unfinished|mixed OUT BINARY PATH HOT WARM BURN MAIN");
+	kind = argv[1];
+	hot = address(argv[5]);
+	warm = address(argv[6]);
+	burn = address(argv[7]);
+	main_ip = address(argv[8]);
+
+	if (!strcmp(kind, "nochain"))
+		record_type &= ~PMC_RECORD_CALLCHAIN;
+	hdr.attr.record_type = record_type;
+	add_comm(PID, "pmc-burn");
+	add_mmap(argv[3], argv[4]);
+	if (!strcmp(kind, "mixed"))
+		add_mixed_samples(record_type);
+	else if (!strcmp(kind, "burn") || !strcmp(kind, "nochain") ||
+		 !strcmp(kind, "unfinished"))
+		add_burn_samples(record_type);
+	else
+		fail("KIND must be burn, nochain, unfinished or mixed");
+
+	hdr.data_size = data_len;
+	hdr.nr_samples = nr_samples;
+	if (!strcmp(kind, "unfinished")) {
+		hdr.data_size = PMC_DATA_SIZE_UNKNOWN;
+		hdr.nr_samples = 0;
+	}
+	out = fopen(argv[2], "wb");
+	if (!out || fwrite(&hdr, sizeof(hdr), 1, out) != 1 ||
+	    fwrite(data, data_len, 1, out) != 1 || fclose(out))
+		fail(strerror(errno));
+	free(data);
+	return 0;
+}

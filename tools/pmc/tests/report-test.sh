@@ -1,0 +1,295 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# pmc-report on synthetic data files, on the host: no VM, no pmc kernel.
+#
+#	report-test.sh TOOLS_DIR
+#
+# TOOLS_DIR holds pmc-report and pmc-burn as tools/pmc/Makefile builds
+# them. mkdata.c writes the data files from pmc-burn's own symbols (nm),
+# so the checks hold whatever addresses a rebuild gives; it compiles
+# against $KHDR_INCLUDES if set, else the source tree's UAPI header.
+# Prints a TAP line per check; exits 1 if any failed.
+set -u
+
+if [ $# != 1 ] || [ ! -x "$1/pmc-report" ] || [ ! -x "$1/pmc-burn" ]; then
+	echo "usage: $0 TOOLS_DIR (holding pmc-report and pmc-burn)" >&2
+	exit 2
+fi
+tools=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../.." && pwd)
+report=$tools/pmc-report
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+n=0
+failed=0
+check() {
+	local name=$1
+
+	shift
+	n=$((n + 1))
+	if "$@"; then
+		echo "ok $n - $name"
+	else
+		echo "not ok $n - $name"
+		failed=$((failed + 1))
+	fi
+}
+
+# The files map pmc-burn as the VM records it, as /bin/pmc-burn: --symfs
+# finds it by its basename in TOOLS_DIR, so no output holds a host path.
+run() {
+	"$report" --symfs "$tools" "$@"
+}
+
+# The address of function $1 of pmc-burn, its start if $2 is "start",
+# else its middle.
+addr() {
+	# shellcheck disable=SC2046 # nm's address and size, as $3 and $4
+	set -- "$1" "${2:-}" $(nm -S "$tools/pmc-burn" |
+			       awk -v f="$1" '$4 == f { print $1, $2 }')
+	[ $# = 4 ] || { echo "no $1 in pmc-burn" >&2; return 1; }
+	if [ "$2" = start ]; then
+		printf '0x%x\n' $((0x$3))
+	else
+		printf '0x%x\n' $((0x$3 + 0x$4 / 2))
+	fi
+}
+
+# The source line of address $1 of pmc-burn as binutils sees it.
+srcline() {
+	addr2line -e "$tools/pmc-burn" "$1" | sed 's,.*/,,'
+}
+
+if [ -n "${KHDR_INCLUDES:-}" ]; then
+	includes=$KHDR_INCLUDES
+else
+	mkdir -p "$tmp/include/linux"
+	ln -s "$top/include/uapi/linux/pmc.h" "$tmp/include/linux/pmc.h"
+	includes="-isystem $tmp/include"
+fi
+# shellcheck disable=SC2086 # $includes is a list of options
+check "mkdata builds" \
+	${CC:-cc} -O2 -Wall -Wextra -Werror $includes -o "$tmp/mkdata" \
+		"$here/mkdata.c"
+hot=$(addr hot_loop)
+warm=$(addr warm_loop)
+burn=$(addr burn)
+main=$(addr main)
+check "nm finds hot_loop, warm_loop, burn and main in pmc-burn" \
+	test -n "$hot" -a -n "$warm" -a -n "$burn" -a -n "$main"
+# $1: KIND, $2: the file's name, $3 and $4: IPs in hot_loop and warm_loop
+mkdata() {
+	"$tmp/mkdata" "$1" "$tmp/$2.data" "$tools/pmc-burn" /bin/pmc-burn \
+		"$3" "$4" "$burn" "$main"
+}
+for kind in burn nochain unfinished mixed; do
+	check "mkdata writes $kind.data" mkdata $kind $kind "$hot" "$warm"
+done
+# IPs at the functions' entries: DWARF tells their lines apart there.
+hot_entry=$(addr hot_loop start) warm_entry=$(addr warm_loop start)
+check "mkdata writes srcline.data" \
+	mkdata burn srcline "$hot_entry" "$warm_entry"
+
+# --- the default report --------------------------------------------------
+
+run "$tmp/burn.data" >"$tmp/out" 2>"$tmp/err"
+check "default report: exit status 0" test $? = 0
+check "default report: the header" grep -qxF \
+	"# event: task-clock, a sample every 1000000 ns (1000 Hz), call chains recorded (not shown)" \
+	"$tmp/out"
+check "default report: 400 samples over 0.399 s" \
+	grep -qxF "# 400 samples over 0.399 s" "$tmp/out"
+check "default report: hot_loop 75.00%, 300 samples" \
+	grep -qx " *75.00% *300  pmc-burn  *pmc-burn  *hot_loop" "$tmp/out"
+check "default report: warm_loop 25.00%, 100 samples" \
+	grep -qx " *25.00% *100  pmc-burn  *pmc-burn  *warm_loop" "$tmp/out"
+# shellcheck disable=SC2016 # awk's own $1
+check "default report: the thread table" \
+	awk '$1 == 100 && $3 == 300 { a = 1 } $1 == 101 && $3 == 100 { b = 1 }
+	     END { exit !(a && b) }' "$tmp/out"
+check "default report: no warnings (--symfs found pmc-burn)" \
+	test ! -s "$tmp/err"
+
+# --- --sort --------------------------------------------------------------
+
+# The table's rows as "percent samples cells...", one per line.
+rows() {
+	run "$@" 2>/dev/null | awk '/^# Overhead/ { t = 1; next }
+		t && NF { $1 = $1; print }'
+}
+check "--sort comm: one row" \
+	test "$(rows -s comm "$tmp/burn.data")" = "100.00% 400 pmc-burn"
+check "--sort thread: pid/tid rows" \
+	test "$(rows -s thread "$tmp/burn.data")" = "$(printf '%s\n' \
+		"75.00% 300 100/100" "25.00% 100 100/101")"
+check "--sort object: one row" \
+	test "$(rows --sort=object "$tmp/burn.data")" = "100.00% 400 pmc-burn"
+check "--sort symbol: hot_loop and warm_loop" \
+	test "$(rows -s symbol "$tmp/burn.data")" = "$(printf '%s\n' \
+		"75.00% 300 hot_loop" "25.00% 100 warm_loop")"
+check "--sort srcline: where hot_loop and warm_loop start, as addr2line says" \
+	test "$(rows -s srcline "$tmp/srcline.data")" = "$(printf '%s\n' \
+		"75.00% 300 $(srcline "$hot_entry")" \
+		"25.00% 100 $(srcline "$warm_entry")")"
+check "--sort sym,dso,thread: columns in the order given" \
+	test "$(rows -s sym,dso,thread "$tmp/burn.data")" = "$(printf '%s\n' \
+		"75.00% 300 hot_loop pmc-burn 100/100" \
+		"25.00% 100 warm_loop pmc-burn 100/101")"
+
+# --- call graphs ---------------------------------------------------------
+
+run -s symbol -G callee "$tmp/burn.data" >"$tmp/out" 2>&1
+check "-G callee: exit status 0" test $? = 0
+check "-G callee: from hot_loop up to main" \
+	diff -u - <(sed -n '/hot_loop$/,/^$/p' "$tmp/out") <<'EOF'
+    75.00%       300  hot_loop
+            |
+            ---hot_loop
+               burn
+               main
+
+EOF
+run -s comm -G caller "$tmp/burn.data" >"$tmp/out" 2>&1
+check "-G caller: from main down, forking in burn" \
+	diff -u - <(sed -n '/pmc-burn$/,/^$/p' "$tmp/out") <<'EOF'
+   100.00%       400  pmc-burn
+            |
+            ---main
+               burn
+               |
+               |--75.00%--hot_loop
+               |
+                --25.00%--warm_loop
+
+EOF
+run -G callee "$tmp/nochain.data" >/dev/null 2>"$tmp/err"
+check "-G without call chains: exit status 1" test $? = 1
+check "-G without call chains: says so" \
+	grep -q "no call chains recorded" "$tmp/err"
+run -G sideways "$tmp/burn.data" >/dev/null 2>"$tmp/err"
+check "-G sideways: usage error, exit status 2" test $? = 2
+
+# --- folded stacks -------------------------------------------------------
+
+run --folded "$tmp/burn.data" >"$tmp/out" 2>&1
+check "--folded: exit status 0" test $? = 0
+check "--folded: equals burn.folded" diff -u "$here/burn.folded" "$tmp/out"
+run --folded "$tmp/mixed.data" >"$tmp/out" 2>/dev/null
+check "--folded: kernel, hidden and unmapped frames and a second comm" \
+	diff -u "$here/mixed.folded" "$tmp/out"
+run --folded "$tmp/nochain.data" >"$tmp/out" 2>"$tmp/err"
+check "--folded without call chains: the sampled functions" \
+	test "$(cat "$tmp/out")" = "$(printf '%s\n' \
+		"pmc-burn;hot_loop 300" "pmc-burn;warm_loop 100")"
+check "--folded without call chains: warns" \
+	grep -q "no call chains recorded" "$tmp/err"
+run --folded -s comm "$tmp/burn.data" >/dev/null 2>&1
+check "--folded with -s: usage error, exit status 2" test $? = 2
+
+# --- flame graph ---------------------------------------------------------
+
+run --svg "$tmp/flame.svg" "$tmp/burn.data" >"$tmp/out" 2>&1
+check "--svg: exit status 0" test $? = 0
+check "--svg: the report still goes to stdout" \
+	grep -q "hot_loop" "$tmp/out"
+check "--svg: well-formed, hot_loop with 300 of 400 samples" \
+	python3 - "$tmp/flame.svg" <<'EOF'
+import sys
+import xml.etree.ElementTree as ET
+
+ns = "{http://www.w3.org/2000/svg}"
+root = ET.parse(sys.argv[1]).getroot()
+titles = [t.text for t in root.iter(ns + "title")]
+assert "hot_loop (300 samples, 75.00%)" in titles, titles
+assert "warm_loop (100 samples, 25.00%)" in titles, titles
+assert "all (400 samples, 100.00%)" in titles, titles
+assert root.find(ns + "script") is not None
+EOF
+if command -v rsvg-convert >/dev/null; then
+	check "--svg: rsvg-convert renders it" \
+		rsvg-convert -o "$tmp/flame.png" "$tmp/flame.svg"
+else
+	n=$((n + 1))
+	echo "ok $n - --svg: rsvg-convert renders it # SKIP no rsvg-convert (librsvg2-bin)"
+fi
+run --folded --svg "$tmp/mixed.svg" "$tmp/mixed.data" >/dev/null 2>&1
+check "--svg with --folded: well-formed" \
+	python3 -c 'import sys, xml.etree.ElementTree as E; E.parse(sys.argv[1])' \
+	"$tmp/mixed.svg"
+
+# --- bad input -----------------------------------------------------------
+
+# $1: expected status; $2: expected message; then pmc-report's arguments.
+fails_with() {
+	local status=$1 message=$2
+
+	shift 2
+	"$report" "$@" >/dev/null 2>"$tmp/err"
+	[ $? = "$status" ] && grep -q "$message" "$tmp/err"
+}
+check "missing file: status 1, says so" \
+	fails_with 1 "No such file or directory" "$tmp/missing.data"
+: >"$tmp/empty.data"
+check "empty file: status 1, says so" \
+	fails_with 1 "too short to be a pmc-record file" "$tmp/empty.data"
+head -c 3000 "$tmp/burn.data" >"$tmp/short.data"
+check "truncated file: status 1, says so" \
+	fails_with 1 "truncated: .* bytes of records" "$tmp/short.data"
+printf 'GARBAGE!' | cat - "$tmp/burn.data" | head -c 1000 >"$tmp/garbage.data"
+check "garbage magic: status 1, says so" \
+	fails_with 1 "not a pmc-record data file (bad magic)" "$tmp/garbage.data"
+head -c 3016 "$tmp/unfinished.data" >"$tmp/cut.data"
+check "unfinished file cut inside a record: status 1, says so" \
+	fails_with 1 "truncated \(file\|record header\)" "$tmp/cut.data"
+check "unknown sort key: status 2, says so" \
+	fails_with 2 "unknown sort key 'bogus'" -s comm,bogus "$tmp/burn.data"
+check "no file: status 2, usage" fails_with 2 "usage:"
+
+# Cut the unfinished file at every 13th byte, and overwrite every 29th
+# byte of its records with 0xff: pmc-report must report or refuse each,
+# never crash.
+never_crashes() {
+	local size off status worst=0
+
+	size=$(stat -c %s "$tmp/unfinished.data")
+	for ((off = 0; off < size; off += 13)); do
+		head -c $off "$tmp/unfinished.data" >"$tmp/fuzz.data"
+		"$report" --folded "$tmp/fuzz.data" >/dev/null 2>&1
+		status=$?
+		[ $status -gt $worst ] && worst=$status
+	done
+	for ((off = 0; off < size; off += 29)); do
+		cp "$tmp/unfinished.data" "$tmp/fuzz.data"
+		printf '\377' | dd of="$tmp/fuzz.data" bs=1 seek=$off \
+			conv=notrunc status=none
+		"$report" -G callee -s srcline "$tmp/fuzz.data" >/dev/null 2>&1
+		status=$?
+		[ $status -gt $worst ] && worst=$status
+	done
+	[ $worst -le 1 ] || echo "# worst exit status $worst" >&2
+	[ $worst -le 1 ]
+}
+check "cut and corrupted files: exit status 0 or 1, no crash" never_crashes
+
+if command -v valgrind >/dev/null; then
+	# The binary is static, so valgrind cannot follow malloc: it finds
+	# wild accesses, not heap overruns, and glibc's startup looks
+	# uninitialised to it.
+	under_valgrind() {
+		valgrind -q --error-exitcode=99 --undef-value-errors=no \
+			"$report" --symfs "$tools" -G caller -s srcline \
+			--svg "$tmp/v.svg" "$@" >/dev/null 2>"$tmp/err"
+		[ $? != 99 ] || { grep -v "^pmc-report" "$tmp/err" >&2; false; }
+	}
+	check "valgrind: a file cut inside a record" \
+		under_valgrind "$tmp/cut.data"
+	check "valgrind: the mixed file" under_valgrind "$tmp/mixed.data"
+else
+	n=$((n + 1))
+	echo "ok $n - valgrind # SKIP no valgrind"
+fi
+
+echo "1..$n"
+[ $failed = 0 ]
