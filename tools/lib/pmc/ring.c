@@ -155,9 +155,10 @@ int pmc_ring_next(struct pmc_ring *r)
 	}
 	/*
 	 * A read-only ring may have been written over while we copied:
-	 * the copy is good only if the head has not lapped its start.
+	 * the copy is good only if the head has not lapped its start. A
+	 * writable one waits for us, so it needs no second look at the head.
 	 */
-	if (ret > 0 && overwritten(r, pmc_ring_data_head(r)))
+	if (ret > 0 && !r->writable && overwritten(r, pmc_ring_data_head(r)))
 		return 0;
 	r->tail = pos;
 	if (ret > 0)
