@@ -312,6 +312,24 @@ static void copy_string(char *dst, size_t size, const char *src)
  * records before any sample, so that pmc-report can place and name its
  * samples (as perf record -p does).
  */
+/* /proc/PID/comm into @comm (PMC_DATA_COMM_LEN); false if it is gone. */
+static bool read_comm(pid_t pid, char *comm)
+{
+	char path[64];
+	bool ok;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	ok = fgets(comm, PMC_DATA_COMM_LEN, f) != NULL;
+	fclose(f);
+	if (ok)
+		comm[strcspn(comm, "\n")] = '\0';
+	return ok;
+}
+
 static int synthesize_comm(struct recording *rec, pid_t pid)
 {
 	struct {
@@ -319,20 +337,10 @@ static int synthesize_comm(struct recording *rec, pid_t pid)
 		__u32 pid, tid;
 		char comm[PMC_DATA_COMM_LEN];
 	} r;
-	char path[64];
-	FILE *f;
 
 	memset(&r, 0, sizeof(r));
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
+	if (!read_comm(pid, r.comm))
 		return 0;	/* gone */
-	if (!fgets(r.comm, sizeof(r.comm), f)) {
-		fclose(f);
-		return 0;
-	}
-	fclose(f);
-	r.comm[strcspn(r.comm, "\n")] = '\0';
 	r.h.type = PMC_EVENT_COMM;
 	r.h.size = sizeof(r);
 	r.pid = pid;
@@ -396,13 +404,7 @@ static void fill_task(struct pmc_data_header *hdr, pid_t pid)
 	size_t n = 0, i;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	f = fopen(path, "r");
-	if (f) {
-		if (fgets(hdr->comm, sizeof(hdr->comm), f))
-			hdr->comm[strcspn(hdr->comm, "\n")] = '\0';
-		fclose(f);
-	}
+	read_comm(pid, hdr->comm);
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
 	f = fopen(path, "r");
 	if (f) {
