@@ -4,6 +4,10 @@
 #   make run     build the fast kernel and tools, boot, run the pmc-stat demo
 #   make check   the whole test suite on the debug kernel; ends with
 #                "N passed, M failed"
+#   make check-busy, make check-onecore
+#                the same with every host CPU busy (stress-ng), or with
+#                QEMU on one host CPU (taskset): the results must not
+#                depend on the host
 #   make bench   events-lite against perf_event_open (build/bench/)
 #   make fuzz    the pmc_open(2) fuzzer for FUZZ_SECONDS (300) per boot
 
@@ -12,7 +16,7 @@ BUILD := build
 SCRIPTS := scripts
 
 .PHONY: all run check bench fuzz deps series src kernel-fast kernel-debug \
-	tools-fast tools-debug clean distclean
+	tools-fast tools-debug clean distclean check-busy check-onecore
 
 all: run
 
@@ -62,6 +66,12 @@ check: deps
 	@$(SCRIPTS)/checkpatch-series
 	@$(MAKE) -s tools-debug
 	@$(SCRIPTS)/run-tests debug
+
+# The tests under host conditions unlike a quiet developer machine.
+check-busy check-onecore: check-%: deps
+	@$(SCRIPTS)/series check
+	@$(MAKE) -s tools-debug
+	@$(SCRIPTS)/check-under $* $(SCRIPTS)/run-tests debug
 
 clean:
 	rm -rf $(BUILD)/kbuild-* $(BUILD)/tools-* $(BUILD)/vm

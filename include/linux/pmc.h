@@ -111,7 +111,10 @@ struct pmc_counter {
 	local64_t count;
 	u64 attempt_count;		/* count before a group went on */
 
-	/* Overflow interrupts taken (sampling counters). */
+	/*
+	 * Sample periods that ended (sampling counters): overflow
+	 * interrupts taken, and periods that got none of their own.
+	 */
 	atomic64_t overflows;
 	/*
 	 * Throttling (throttle.c): set by the overflow path in any context,
@@ -136,7 +139,10 @@ struct pmc_counter {
 	struct work_struct disable_task_work;	/* ...and the task moved */
 	atomic_t refresh_left;		/* see PMC_REFRESH_OFF */
 	bool kernel_visible;		/* may samples show kernel addresses */
-	local64_t sw_period_left;	/* software events: to next sample */
+	local64_t sw_period_left;	/* software events: to next sample;
+					 * clocks: ns of the period left
+					 * while the counter is off
+					 */
 	struct hrtimer sample_timer;	/* software clocks: the period */
 	/*
 	 * attr.period_rand's draws: used by the overflow path (process,
@@ -206,6 +212,7 @@ void pmc_counter_overflow(struct pmc_counter *counter, struct pt_regs *regs,
 /* The next sample period of @counter: @period, or a draw (period_rand). */
 u64 pmc_next_period(struct pmc_counter *counter, u64 period);
 void pmc_unthrottle(struct pmc_counter *counter);
+void pmc_overflow_took(u64 ns);
 
 /*
  * Records for sampling counters, from mm and exec: for the counters of

@@ -518,6 +518,26 @@ static void pmc_apply_to_children(struct pmc_counter *counter, pmc_ctx_fn fn)
 	mutex_unlock(&counter->child_mutex);
 }
 
+/*
+ * After PMC_IOC_DISABLE: no overflow of the counters it disabled is in
+ * flight any more (each copy was disabled on its CPU, after whatever
+ * interrupt was sampling there), so what they lost is final. Write it
+ * now, for a reader that drains the ring next; see pmc_rb_flush().
+ */
+static void pmc_flush_disabled(struct pmc_counter *counter)
+{
+	struct pmc_counter *pos;
+
+	mutex_lock(&counter->ctx->mutex);	/* the group's members */
+	if (pmc_is_leader(counter)) {
+		for_each_group_counter(pos, counter)
+			pmc_rb_flush(pos);
+	} else {
+		pmc_rb_flush(counter);
+	}
+	mutex_unlock(&counter->ctx->mutex);
+}
+
 static long pmc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct pmc_counter *counter = file->private_data;
@@ -528,6 +548,7 @@ static long pmc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return 0;
 	case PMC_IOC_DISABLE:
 		pmc_apply_to_children(counter, pmc_disable_fn);
+		pmc_flush_disabled(counter);
 		return 0;
 	case PMC_IOC_RESET:
 		pmc_apply_to_children(counter, __pmc_reset);

@@ -139,7 +139,8 @@ struct pmc_rb_part {
 
 bool pmc_rb_write(struct pmc_counter *counter, const struct pmc_rb_part *parts,
 		  int nr_parts, bool sample);
-void pmc_rb_lost(struct pmc_counter *counter);
+void pmc_rb_lost(struct pmc_counter *counter, u64 nr);
+void pmc_rb_flush(struct pmc_counter *counter);
 void pmc_rb_kick(struct pmc_counter *counter);
 void pmc_rb_counter_init(struct pmc_counter *counter);
 void pmc_rb_counter_destroy(struct pmc_counter *counter);
@@ -151,6 +152,7 @@ int pmc_rb_mmap(struct pmc_counter *counter, struct vm_area_struct *vma);
 void pmc_sample_init(struct pmc_counter *counter);
 void pmc_sample_destroy(struct pmc_counter *counter);
 int pmc_refresh(struct pmc_counter *counter, unsigned long nr);
+void pmc_counter_skipped(struct pmc_counter *counter, u64 nr);
 
 /* throttle.c */
 bool pmc_throttle_sample(struct pmc_counter *counter);

@@ -9,6 +9,13 @@
  * fit is counted and reported later in one PMC_EVENT_LOST record); a
  * read-only mapping is overwritten from the oldest data on.
  *
+ * The pending loss is written, when there is room for it, before the
+ * next record, and at the two points where a reader may otherwise wait
+ * for a record that never comes: PMC_IOC_DISABLE and poll() (see
+ * pmc_rb_flush()). The kernel cannot see data_tail move, so a reader
+ * that drains a full ring after the disable gets its LOST record from
+ * its next poll() or PMC_IOC_DISABLE.
+ *
  * Writers run in process context (page faults, context switches, mmap,
  * comm), hardirq (software clock timers, irq_work) and NMI (hardware
  * overflows), on any CPU when children share an inherited counter's
@@ -170,8 +177,20 @@ static u64 pmc_rb_reserve(struct pmc_ring_buffer *rb, u64 size)
 	return pos;
 }
 
-/* Report dropped records once there is room again; rb->lock held. */
-static void pmc_rb_flush_lost(struct pmc_ring_buffer *rb,
+/* Make the records written so far visible to the reader; rb->lock held. */
+static void pmc_rb_publish(struct pmc_ring_buffer *rb,
+			   struct pmc_counter *counter)
+{
+	pmc_rb_update_userpage(rb, counter);
+	smp_wmb();		/* (B) */
+	WRITE_ONCE(rb->user_page->data_head, rb->head);
+}
+
+/*
+ * Report dropped records once there is room again; rb->lock held.
+ * Returns true if a LOST record was written: the caller publishes it.
+ */
+static bool pmc_rb_flush_lost(struct pmc_ring_buffer *rb,
 			      struct pmc_counter *owner)
 {
 	struct {
@@ -182,7 +201,7 @@ static void pmc_rb_flush_lost(struct pmc_ring_buffer *rb,
 	s64 lost = atomic64_read(&rb->lost);
 
 	if (!lost || !pmc_rb_room(rb, sizeof(rec)))
-		return;
+		return false;
 	rec.header.type = PMC_EVENT_LOST;
 	rec.header.misc = 0;
 	rec.header.size = sizeof(rec);
@@ -190,6 +209,7 @@ static void pmc_rb_flush_lost(struct pmc_ring_buffer *rb,
 	rec.lost = lost;
 	pmc_rb_copy(rb, pmc_rb_reserve(rb, sizeof(rec)), &rec, sizeof(rec));
 	atomic64_sub(lost, &rb->lost);
+	return true;
 }
 
 /*
@@ -204,7 +224,7 @@ bool pmc_rb_write(struct pmc_counter *counter, const struct pmc_rb_part *parts,
 	struct pmc_ring_buffer *rb;
 	unsigned long flags;
 	u64 pos, len = 0;
-	bool wake = false;
+	bool wake = false, flushed;
 	int i;
 
 	for (i = 0; i < nr_parts; i++)
@@ -226,9 +246,15 @@ bool pmc_rb_write(struct pmc_counter *counter, const struct pmc_rb_part *parts,
 		arch_spin_lock(&rb->lock);
 	}
 
-	pmc_rb_flush_lost(rb, owner);
+	flushed = pmc_rb_flush_lost(rb, owner);
 	if (!pmc_rb_room(rb, len)) {
 		atomic64_inc(&rb->lost);
+		/*
+		 * A LOST record fitted where this record does not: publish
+		 * it now, as no later write may come to do it.
+		 */
+		if (flushed)
+			pmc_rb_publish(rb, counter);
 		wake = true;	/* the reader is behind: tell it again */
 		goto unlock;
 	}
@@ -237,9 +263,7 @@ bool pmc_rb_write(struct pmc_counter *counter, const struct pmc_rb_part *parts,
 		pmc_rb_copy(rb, pos, parts[i].buf, parts[i].len);
 		pos += parts[i].len;
 	}
-	pmc_rb_update_userpage(rb, counter);
-	smp_wmb();		/* (B) */
-	WRITE_ONCE(rb->user_page->data_head, rb->head);
+	pmc_rb_publish(rb, counter);
 
 	if (sample && owner->attr.wakeup_events) {
 		if (++rb->samples >= owner->attr.wakeup_events) {
@@ -261,15 +285,55 @@ out:
 	return true;
 }
 
-/* A record that could not even be built: report it as lost. */
-void pmc_rb_lost(struct pmc_counter *counter)
+/*
+ * @nr samples that were never written: a record that could not even be
+ * built, or periods that ended without a sample (pmc_counter_skipped()).
+ * Reported with the other losses. Any context, NMI included.
+ */
+void pmc_rb_lost(struct pmc_counter *counter, u64 nr)
 {
 	struct pmc_ring_buffer *rb;
 
 	rcu_read_lock();
 	rb = rcu_dereference(pmc_rb_owner(counter)->rb);
 	if (rb)
-		atomic64_inc(&rb->lost);
+		atomic64_add(nr, &rb->lost);
+	rcu_read_unlock();
+}
+
+/**
+ * pmc_rb_flush() - write @counter's pending LOST record, if there is room
+ * @counter: a counter whose file the reader holds
+ *
+ * Losses are reported by the next record written after room returns,
+ * and a counter that is disabled writes no next record. This writes the
+ * pending LOST record now: at PMC_IOC_DISABLE, once no overflow of the
+ * counter is in flight, and at poll(), after the reader's last pass
+ * made room. Process context.
+ */
+void pmc_rb_flush(struct pmc_counter *counter)
+{
+	struct pmc_counter *owner = pmc_rb_owner(counter);
+	struct pmc_ring_buffer *rb;
+	unsigned long flags;
+	bool wake = false;
+
+	rcu_read_lock();
+	rb = rcu_dereference(owner->rb);
+	/* Nothing pending, the common case: no lock for writers to meet. */
+	if (!rb || !atomic64_read(&rb->lost))
+		goto out;
+	local_irq_save(flags);
+	arch_spin_lock(&rb->lock);
+	if (pmc_rb_flush_lost(rb, owner)) {
+		pmc_rb_publish(rb, owner);
+		wake = true;
+	}
+	arch_spin_unlock(&rb->lock);
+	local_irq_restore(flags);
+	if (wake)
+		pmc_rb_wakeup(owner, rb);
+out:
 	rcu_read_unlock();
 }
 
@@ -295,6 +359,8 @@ __poll_t pmc_rb_poll(struct pmc_counter *counter, struct file *file,
 	bool drained = true;
 
 	poll_wait(file, &counter->waitq, wait);
+	/* A loss still pending after the reader's last pass: report it. */
+	pmc_rb_flush(counter);
 	rcu_read_lock();
 	rb = rcu_dereference(counter->rb);
 	if (rb) {

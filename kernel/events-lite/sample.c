@@ -177,7 +177,7 @@ static void pmc_sample(struct pmc_counter *counter, struct pt_regs *regs,
 	return;
 lost:
 	local_irq_restore(flags);
-	pmc_rb_lost(counter);
+	pmc_rb_lost(counter, 1);
 }
 
 /*
@@ -213,6 +213,28 @@ void pmc_counter_overflow(struct pmc_counter *counter, struct pt_regs *regs,
 	if (counter->attr.exclude_kernel && !user_mode(regs) && current->mm)
 		regs = task_pt_regs(current);
 	pmc_sample(counter, regs, addr);
+}
+
+/**
+ * pmc_counter_skipped() - @nr sample periods ended without an overflow
+ * @counter: the sampling counter
+ * @nr: periods that got no overflow of their own
+ *
+ * A software clock whose timer came late, or a software event that
+ * ended more periods at once than it may sample. Each such period is
+ * an overflow whose sample is lost, so that the reader's samples plus
+ * lost add up to the overflows in fdinfo and to the count over the
+ * period. A throttled counter, or one whose REFRESH budget is spent,
+ * takes no samples anyway: the THROTTLE and UNTHROTTLE records already
+ * mark a throttle's gap. Any context, NMI included.
+ */
+void pmc_counter_skipped(struct pmc_counter *counter, u64 nr)
+{
+	if (!nr || READ_ONCE(counter->throttled) ||
+	    !atomic_read(&counter->refresh_left))	/* spent: no samples */
+		return;
+	atomic64_add(nr, &counter->overflows);
+	pmc_rb_lost(counter, nr);
 }
 
 /*

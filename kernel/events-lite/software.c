@@ -18,7 +18,13 @@
  * Sampling: event counters count down sw_period_left and sample where
  * the event happened; clocks sample from a per-counter hrtimer that runs
  * while the counter is active, pinned to its CPU, so del() on that CPU
- * with IRQs off never races with it.
+ * with IRQs off never races with it. A clock keeps in sw_period_left
+ * what is left of its period while it is off.
+ *
+ * No period goes unaccounted: every period that ends is an overflow,
+ * and one that gets no sample of its own (a late timer, a burst cut
+ * short) is reported as lost, so that samples + lost == overflows ==
+ * count / irq_period, give or take the period in progress.
  */
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
@@ -62,17 +68,54 @@ static ktime_t pmc_sw_clock_period(struct pmc_counter *counter)
 				 PMC_SW_MIN_CLOCK_PERIOD));
 }
 
+/*
+ * The timer expired at the end of one period and samples it. If it ran
+ * late (interrupts off, a stalled vCPU), more periods have ended since:
+ * hrtimer_forward_now() steps over all of them and returns how many
+ * steps it took. Each step but the last is a period that ended without
+ * a tick of its own: report it as lost rather than let the count run
+ * ahead of the samples unseen.
+ */
 static enum hrtimer_restart pmc_sw_clock_tick(struct hrtimer *timer)
 {
 	struct pmc_counter *counter = container_of(timer, struct pmc_counter,
 						   sample_timer);
+	u64 steps, start = local_clock();
 
 	pmc_counter_overflow(counter, get_irq_regs(), 0);
+	pmc_overflow_took(local_clock() - start);
 	/* Throttled: look again at the next tick, when it may sample. */
-	hrtimer_forward_now(timer, READ_ONCE(counter->throttled) ?
-			    ns_to_ktime(TICK_NSEC) :
-			    pmc_sw_clock_period(counter));
+	if (READ_ONCE(counter->throttled)) {
+		hrtimer_forward_now(timer, ns_to_ktime(TICK_NSEC));
+		return HRTIMER_RESTART;
+	}
+	steps = hrtimer_forward_now(timer, pmc_sw_clock_period(counter));
+	if (steps > 1)
+		pmc_counter_skipped(counter, steps - 1);
 	return HRTIMER_RESTART;
+}
+
+/*
+ * Stop the timer, and keep what is left of the period for the next
+ * add(): restarting a full period at every context switch would drop
+ * the part already counted, and a task switched out more often than
+ * its period would never be sampled while its clock went on. A timer
+ * that expired with IRQs off here has not run: its period ended, so
+ * it is due at once on add(), and whole periods past it are lost.
+ */
+static void pmc_sw_clock_stop(struct pmc_counter *counter)
+{
+	struct hrtimer *timer = &counter->sample_timer;
+	s64 left = ktime_to_ns(hrtimer_get_remaining(timer));
+	u64 period = max_t(u64, counter->attr.irq_period,
+			   PMC_SW_MIN_CLOCK_PERIOD);
+
+	hrtimer_try_to_cancel(timer);
+	if (left < 0) {
+		pmc_counter_skipped(counter, div64_u64(-left, period));
+		left = 0;
+	}
+	local64_set(&counter->sw_period_left, left);
 }
 
 static int pmc_sw_init(struct pmc_counter *counter)
@@ -82,6 +125,9 @@ static int pmc_sw_init(struct pmc_counter *counter)
 	if (counter->attr.irq_period && pmc_sw_is_clock(counter)) {
 		hrtimer_setup(&counter->sample_timer, pmc_sw_clock_tick,
 			      CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+		/* in ns, for the first add() */
+		local64_set(&counter->sw_period_left,
+			    ktime_to_ns(pmc_sw_clock_period(counter)));
 	}
 	return 0;
 }
@@ -89,13 +135,16 @@ static int pmc_sw_init(struct pmc_counter *counter)
 static int pmc_sw_add(struct pmc_counter *counter)
 {
 	u64 id = PMC_CONFIG_ID(counter->attr.config);
+	s64 left;
 
 	if (pmc_sw_is_clock(counter)) {
 		counter->clock_start = pmc_sw_clock_now(counter);
-		if (counter->attr.irq_period)
-			hrtimer_start(&counter->sample_timer,
-				      pmc_sw_clock_period(counter),
+		if (counter->attr.irq_period) {
+			/* what the last del() left of the period */
+			left = local64_read(&counter->sw_period_left);
+			hrtimer_start(&counter->sample_timer, ns_to_ktime(left),
 				      HRTIMER_MODE_REL_PINNED_HARD);
+		}
 	} else {
 		hlist_add_head_rcu(&counter->sw_node,
 				   this_cpu_ptr(&pmc_sw_lists[id]));
@@ -120,7 +169,7 @@ static void pmc_sw_del(struct pmc_counter *counter)
 {
 	if (pmc_sw_is_clock(counter)) {
 		if (counter->attr.irq_period)
-			hrtimer_try_to_cancel(&counter->sample_timer);
+			pmc_sw_clock_stop(counter);
 		pmc_sw_read(counter);
 	} else {
 		hlist_del_rcu(&counter->sw_node);
@@ -177,7 +226,8 @@ static bool pmc_sw_excluded(struct pmc_counter *counter, struct pt_regs *regs)
 /*
  * Count down the sample period; sample when it ends. The periods that
  * ended are worked out, not looped over, and one event gives at most
- * PMC_SW_MAX_BURST samples, whatever the period and @nr.
+ * PMC_SW_MAX_BURST samples, whatever the period and @nr: the periods
+ * beyond are reported as lost.
  */
 #define PMC_SW_MAX_BURST	4
 
@@ -187,7 +237,7 @@ static void pmc_sw_period(struct pmc_counter *counter, u64 nr,
 	u64 period = counter->attr.irq_period;	/* 1..S64_MAX, see core.c */
 	s64 left = local64_sub_return(min_t(u64, nr, S64_MAX / 2),
 				      &counter->sw_period_left);
-	u64 ended, i;
+	u64 ended, i, start;
 
 	if (left > 0)
 		return;
@@ -198,8 +248,12 @@ static void pmc_sw_period(struct pmc_counter *counter, u64 nr,
 		left += pmc_next_period(counter, period) - period;
 		local64_set(&counter->sw_period_left, max_t(s64, left, 1));
 	}
+	start = local_clock();
 	for (i = 0; i < min_t(u64, ended, PMC_SW_MAX_BURST); i++)
 		pmc_counter_overflow(counter, regs, addr);
+	pmc_overflow_took(local_clock() - start);
+	if (ended > PMC_SW_MAX_BURST)
+		pmc_counter_skipped(counter, ended - PMC_SW_MAX_BURST);
 }
 
 void __pmc_sw_event(enum pmc_sw_id id, u64 nr, struct pt_regs *regs, u64 addr)

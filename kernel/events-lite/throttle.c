@@ -16,8 +16,22 @@
  * runs in process context, hardirq and NMI on its own CPU. An NMI that
  * interrupts the update on its CPU can make the count miss by one; the
  * limit stays within a sample per nesting level per tick.
+ *
+ * A count alone does not bound the time: on a slow CPU, or a kernel
+ * with heavy debugging, 400 samples a tick can take longer than the
+ * tick, and a short period then leaves the CPU nothing but its own
+ * overflows to handle. So the backends also report how long each
+ * overflow took (pmc_overflow_took()), and the samples a tick allows
+ * are lowered for every CPU until they fit in
+ * kernel.pmc_cpu_time_max_percent of a tick (25 by default; 0 or 100
+ * turn the bound off), as perf does with its own sysctl of that kind.
+ * The cap rises again, an eighth at a time, as overflows get cheaper;
+ * writing either sysctl starts afresh.
  */
+#define pr_fmt(fmt) "events-lite: " fmt
+
 #include <linux/jiffies.h>
+#include <linux/math64.h>
 #include <linux/percpu.h>
 #include <linux/sysctl.h>
 #include <linux/timekeeping.h>
@@ -25,10 +39,14 @@
 #include "internal.h"
 
 static int sysctl_pmc_max_sample_rate __read_mostly = 100000;
+static int sysctl_pmc_cpu_time_max_percent __read_mostly = 25;
+/* Samples a tick may take, as the time they took allows; any context. */
+static unsigned int pmc_tick_cap __read_mostly = UINT_MAX;
 
 struct pmc_budget {
 	unsigned long tick;	/* jiffies the count is for */
 	unsigned int used;	/* samples taken in that tick */
+	u64 avg_ns;		/* an overflow's cost, averaged over 8 */
 };
 
 static DEFINE_PER_CPU(struct pmc_budget, pmc_budget);
@@ -36,7 +54,40 @@ static DEFINE_PER_CPU(struct pmc_budget, pmc_budget);
 /* At least one sample a tick: a rate under HZ still samples. */
 static unsigned int pmc_samples_per_tick(void)
 {
-	return max(1, READ_ONCE(sysctl_pmc_max_sample_rate) / HZ);
+	unsigned int rate = READ_ONCE(sysctl_pmc_max_sample_rate);
+
+	return clamp(rate / HZ, 1U, READ_ONCE(pmc_tick_cap));
+}
+
+/**
+ * pmc_overflow_took() - account the time one overflow took
+ * @ns: from the start of the interrupt (or event) to the end of its
+ *	sample
+ *
+ * Called by the backends on the overflowing CPU, in any context, NMI
+ * included. Lowers the samples a tick allows when, at this cost, they
+ * would take more than kernel.pmc_cpu_time_max_percent of the tick.
+ */
+void pmc_overflow_took(u64 ns)
+{
+	struct pmc_budget *budget = this_cpu_ptr(&pmc_budget);
+	unsigned int pct = READ_ONCE(sysctl_pmc_cpu_time_max_percent);
+	unsigned int cap = READ_ONCE(pmc_tick_cap);
+	u64 avg, fit;
+
+	if (!pct || pct >= 100)
+		return;
+	avg = budget->avg_ns - (budget->avg_ns >> 3) + (ns >> 3);
+	budget->avg_ns = avg;
+	fit = div64_u64((u64)TICK_NSEC * pct / 100, max_t(u64, avg, 1));
+	fit = clamp_t(u64, fit, 1, UINT_MAX);
+	if (fit < cap) {
+		WRITE_ONCE(pmc_tick_cap, fit);
+		pr_info_ratelimited("an overflow took %llu ns: %u samples a tick (kernel.pmc_cpu_time_max_percent=%u)\n",
+				    avg, (unsigned int)fit, pct);
+	} else if (cap < fit && cap < UINT_MAX) {
+		WRITE_ONCE(pmc_tick_cap, min_t(u64, fit, (u64)cap + cap / 8 + 1));
+	}
 }
 
 static void pmc_log_throttle(struct pmc_counter *counter, u32 type)
@@ -105,14 +156,34 @@ bool pmc_throttle_sample(struct pmc_counter *counter)
 	return false;
 }
 
+/* A new limit starts afresh: the cap is learnt again. */
+static int pmc_throttle_sysctl(const struct ctl_table *table, int write,
+			       void *buffer, size_t *lenp, loff_t *ppos)
+{
+	int ret = proc_dointvec_minmax(table, write, buffer, lenp, ppos);
+
+	if (!ret && write)
+		WRITE_ONCE(pmc_tick_cap, UINT_MAX);
+	return ret;
+}
+
 static const struct ctl_table pmc_throttle_sysctls[] = {
 	{
 		.procname	= "pmc_max_sample_rate",
 		.data		= &sysctl_pmc_max_sample_rate,
 		.maxlen		= sizeof(int),
 		.mode		= 0644,
-		.proc_handler	= proc_dointvec_minmax,
+		.proc_handler	= pmc_throttle_sysctl,
 		.extra1		= SYSCTL_ONE,
+	},
+	{
+		.procname	= "pmc_cpu_time_max_percent",
+		.data		= &sysctl_pmc_cpu_time_max_percent,
+		.maxlen		= sizeof(int),
+		.mode		= 0644,
+		.proc_handler	= pmc_throttle_sysctl,
+		.extra1		= SYSCTL_ZERO,
+		.extra2		= SYSCTL_ONE_HUNDRED,
 	},
 };
 

@@ -20,7 +20,13 @@
  * Parameters (/sys/module/pmc_emu/parameters/, or pmc_emu.NAME= at
  * boot), for tests:
  *  min_ns	the shortest time between two overflow interrupts
- *		(default 10 us); lower gives interrupt storms.
+ *		(default 100 us); lower gives interrupt storms. Each
+ *		interrupt costs the guest the model's own timer and
+ *		irq_work besides the NMI: some 40,000 instructions on a
+ *		debug kernel, 80 us of guest time when QEMU counts 2 ns
+ *		per instruction (scripts/vm-run). Interrupts closer than
+ *		that would leave a counter that counts kernel mode
+ *		nothing but its own overflows to count.
  *  late_pmis	hold this many overflow interrupts until software stops
  *		the counter that overflowed, then raise them: the late
  *		PMI that hardware delivers when a counter is stopped while
@@ -69,7 +75,7 @@ static const u32 pmc_emu_rate[PMC_HW_MAX] = {
 #define PMC_EMU_MAX_NS		(10 * NSEC_PER_MSEC)
 #define PMC_EMU_FLOOR_NS	100
 
-static unsigned int pmc_emu_min_ns = 10 * NSEC_PER_USEC;
+static unsigned int pmc_emu_min_ns = 100 * NSEC_PER_USEC;
 static int pmc_emu_late_pmis;
 
 static int pmc_emu_set_min_ns(const char *val, const struct kernel_param *kp)
@@ -97,6 +103,7 @@ struct pmc_emu_cpu {
 	bool online;			/* between cpu_starting and cpu_dying */
 	bool nmi_pending;		/* a wrap wants an interrupt */
 	unsigned long held;		/* counters whose interrupt is held */
+	unsigned long nmis;		/* overflow NMIs the driver ended */
 	bool have_regs;			/* regs below are for the last NMI */
 	struct pt_regs regs;		/* what the tick interrupted */
 	struct hrtimer timer;
@@ -225,19 +232,31 @@ static void pmc_emu_raise(struct pmc_emu_cpu *e)
  * is over: an NMI taken inside the hrtimer callback counts as hrtimer
  * time, and a run of them trips the hrtimer hang detection, which then
  * holds back every timer on the CPU for milliseconds. The NMI handler
- * writes the next period without touching the hrtimer, so tick again
- * soon after it, to find the next wrap.
+ * writes the next period without touching the hrtimer. A self-NMI is
+ * taken as soon as it is sent, so once it has run, tick at the next
+ * wrap it programmed; if it has not run yet, tick again soon after it,
+ * to find the next wrap.
  */
 static void pmc_emu_raise_work(struct irq_work *work)
 {
 	struct pmc_emu_cpu *e = container_of(work, struct pmc_emu_cpu,
 					     raise_work);
+	unsigned long nmis = READ_ONCE(e->nmis);
+	u64 ns = READ_ONCE(pmc_emu_min_ns);
 	ktime_t when;
 
 	__apic_send_IPI(smp_processor_id(), NMI_VECTOR);
 	if (!e->online)
 		return;
-	when = ktime_add_ns(ktime_get(), READ_ONCE(pmc_emu_min_ns));
+	if (READ_ONCE(e->nmis) != nmis) {
+		ns = pmc_emu_next_wrap(e);
+		if (!ns)
+			return;
+		hrtimer_start(&e->timer, ktime_add_ns(ktime_get(), ns),
+			      HRTIMER_MODE_ABS_PINNED_HARD);
+		return;
+	}
+	when = ktime_add_ns(ktime_get(), ns);
 	if (hrtimer_is_queued(&e->timer) &&
 	    ktime_compare(hrtimer_get_expires(&e->timer), when) <= 0)
 		return;
@@ -411,7 +430,10 @@ static int pmc_emu_write(u32 msr, u64 val)
 /* The overflow NMI is over: its registers are stale. */
 static void pmc_emu_nmi_end(void)
 {
-	this_cpu_ptr(&pmc_emu_cpu)->have_regs = false;
+	struct pmc_emu_cpu *e = this_cpu_ptr(&pmc_emu_cpu);
+
+	e->have_regs = false;
+	WRITE_ONCE(e->nmis, e->nmis + 1);
 }
 
 static struct pt_regs *pmc_emu_sample_regs(void)

@@ -41,6 +41,7 @@
 #include <linux/mutex.h>
 #include <linux/nmi.h>
 #include <linux/percpu.h>
+#include <linux/sched/clock.h>
 #include <linux/pmc.h>
 #include <linux/processor.h>
 #include <linux/smp.h>
@@ -398,6 +399,7 @@ static int pmc_x86_ack_status(struct pmc_x86_cpu *cpuc, struct pt_regs *regs)
 static int pmc_x86_nmi(unsigned int cmd, struct pt_regs *regs)
 {
 	struct pmc_x86_cpu *cpuc = this_cpu_ptr(&pmc_x86_cpu);
+	u64 start = local_clock();
 	int handled;
 
 	if (pmc_x86_model->global_status)
@@ -409,6 +411,7 @@ static int pmc_x86_nmi(unsigned int cmd, struct pt_regs *regs)
 	if (!pmc_x86_emulated)	/* the APIC masks LVTPC when it delivers */
 		apic_write(APIC_LVTPC, APIC_DM_NMI);
 	if (handled) {
+		pmc_overflow_took(local_clock() - start);
 		pmc_x86_open_late_window(cpuc);
 		return handled;
 	}

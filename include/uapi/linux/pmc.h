@@ -145,6 +145,12 @@ struct pmc_event_header {
  *	{ header; u32 pid, tid; char comm[]; }
  * PMC_EVENT_LOST:
  *	{ header; u64 id; u64 lost; }
+ *	lost counts the records that found no room (or the buffer busy)
+ *	and the sample periods that ended without a sample of their own,
+ *	such as those a clock's late timer stepped over. Pending losses
+ *	are written before the next record that fits, at PMC_IOC_DISABLE
+ *	and at poll(), whichever first finds room.
+ *
  * PMC_EVENT_THROTTLE, PMC_EVENT_UNTHROTTLE:
  *	{ header; u64 id; u64 time; }
  *	The counter took more overflow interrupts than
