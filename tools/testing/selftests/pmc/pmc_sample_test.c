@@ -860,6 +860,16 @@ TEST_F(sample, hot_loop_ips)
 	close(fd);
 }
 
+/* Every overflow of @fd's counter is one of @r's samples or counted lost. */
+static void expect_overflows_accounted(struct __test_metadata *_metadata,
+				       int fd, const struct records *r)
+{
+	EXPECT_EQ(nr_overflows(_metadata, fd), r->nr + r->lost) {
+		TH_LOG("%zu samples + %llu lost", r->nr,
+		       (unsigned long long)r->lost);
+	}
+}
+
 /*
  * A read-write buffer of one page filled by page-fault samples that
  * nobody reads: the oldest samples stay, the rest are counted, and one
@@ -929,10 +939,7 @@ TEST_F(sample, lost_records)
 	EXPECT_EQ(nr2, second);
 	EXPECT_EQ(1, r.nr_lost);
 	EXPECT_LE(nr - first, r.lost);
-	EXPECT_EQ(nr_overflows(_metadata, fd), r.nr + r.lost) {
-		TH_LOG("%zu samples + %llu lost", r.nr,
-		       (unsigned long long)r.lost);
-	}
+	expect_overflows_accounted(_metadata, fd, &r);
 
 	records_free(&r);
 	rb_unmap(&rb);
@@ -1029,10 +1036,7 @@ TEST_F(sample, lost_at_disable)
 	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
 	collect(_metadata, &rb, REC_BASIC, &r);
 	EXPECT_EQ(2, r.nr_lost);
-	EXPECT_EQ(nr_overflows(_metadata, fd), r.nr + r.lost) {
-		TH_LOG("%zu samples + %llu lost", r.nr,
-		       (unsigned long long)r.lost);
-	}
+	expect_overflows_accounted(_metadata, fd, &r);
 
 	/* the same after a pass that made room: poll() writes it */
 	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
@@ -1042,10 +1046,7 @@ TEST_F(sample, lost_at_disable)
 	EXPECT_TRUE(poll_now(fd) & POLLIN) TH_LOG("no LOST record at poll()");
 	collect(_metadata, &rb, REC_BASIC, &r);
 	EXPECT_EQ(4, r.nr_lost);
-	EXPECT_EQ(nr_overflows(_metadata, fd), r.nr + r.lost) {
-		TH_LOG("%zu samples + %llu lost", r.nr,
-		       (unsigned long long)r.lost);
-	}
+	expect_overflows_accounted(_metadata, fd, &r);
 
 	records_free(&r);
 	rb_unmap(&rb);
