@@ -237,7 +237,7 @@ static void pmc_sw_period(struct pmc_counter *counter, u64 nr,
 	u64 period = counter->attr.irq_period;	/* 1..S64_MAX, see core.c */
 	s64 left = local64_sub_return(min_t(u64, nr, S64_MAX / 2),
 				      &counter->sw_period_left);
-	u64 ended, i, start;
+	u64 ended, i;
 
 	if (left > 0)
 		return;
@@ -248,10 +248,8 @@ static void pmc_sw_period(struct pmc_counter *counter, u64 nr,
 		left += pmc_next_period(counter, period) - period;
 		local64_set(&counter->sw_period_left, max_t(s64, left, 1));
 	}
-	start = local_clock();
 	for (i = 0; i < min_t(u64, ended, PMC_SW_MAX_BURST); i++)
 		pmc_counter_overflow(counter, regs, addr);
-	pmc_overflow_took(local_clock() - start);
 	if (ended > PMC_SW_MAX_BURST)
 		pmc_counter_skipped(counter, ended - PMC_SW_MAX_BURST);
 }

@@ -20,9 +20,9 @@
  * A count alone does not bound the time: on a slow CPU, or a kernel
  * with heavy debugging, 400 samples a tick can take longer than the
  * tick, and a short period then leaves the CPU nothing but its own
- * overflows to handle. So the backends also report how long each
- * overflow took (pmc_overflow_took()), and the samples a tick allows
- * are lowered for every CPU until they fit in
+ * overflow interrupts to handle. So the backends also report how long
+ * each overflow interrupt took (pmc_overflow_took()), and the samples
+ * a tick allows in interrupts are lowered for every CPU until they fit in
  * kernel.pmc_cpu_time_max_percent of a tick (25 by default; 0 or 100
  * turn the bound off), as perf does with its own sysctl of that kind.
  * The cap rises again, an eighth at a time, as overflows get cheaper;
@@ -30,6 +30,7 @@
  */
 #define pr_fmt(fmt) "events-lite: " fmt
 
+#include <linux/hardirq.h>
 #include <linux/jiffies.h>
 #include <linux/math64.h>
 #include <linux/percpu.h>
@@ -51,11 +52,18 @@ struct pmc_budget {
 
 static DEFINE_PER_CPU(struct pmc_budget, pmc_budget);
 
-/* At least one sample a tick: a rate under HZ still samples. */
+/*
+ * At least one sample a tick: a rate under HZ still samples. The time
+ * bound is for overflows that interrupt (NMI, a clock's hrtimer): a
+ * software event samples in the task that caused it, whose progress
+ * its cost slows down and nothing else's.
+ */
 static unsigned int pmc_samples_per_tick(void)
 {
 	unsigned int rate = READ_ONCE(sysctl_pmc_max_sample_rate);
 
+	if (!in_nmi() && !in_hardirq())
+		return max(rate / HZ, 1U);
 	return clamp(rate / HZ, 1U, READ_ONCE(pmc_tick_cap));
 }
 
@@ -83,8 +91,9 @@ void pmc_overflow_took(u64 ns)
 	fit = clamp_t(u64, fit, 1, UINT_MAX);
 	if (fit < cap) {
 		WRITE_ONCE(pmc_tick_cap, fit);
-		pr_info_ratelimited("an overflow took %llu ns: %u samples a tick (kernel.pmc_cpu_time_max_percent=%u)\n",
-				    avg, (unsigned int)fit, pct);
+		if (fit <= cap / 2)	/* the first time, and each halving */
+				pr_info_ratelimited("an overflow took %llu ns: %u samples a tick (kernel.pmc_cpu_time_max_percent=%u)\n",
+					    avg, (unsigned int)fit, pct);
 	} else if (cap < fit && cap < UINT_MAX) {
 		WRITE_ONCE(pmc_tick_cap, min_t(u64, fit, (u64)cap + cap / 8 + 1));
 	}
