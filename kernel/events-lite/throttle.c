@@ -92,7 +92,7 @@ void pmc_overflow_took(u64 ns)
 	if (fit < cap) {
 		WRITE_ONCE(pmc_tick_cap, fit);
 		if (fit <= cap / 2)	/* the first time, and each halving */
-				pr_info_ratelimited("an overflow took %llu ns: %u samples a tick (kernel.pmc_cpu_time_max_percent=%u)\n",
+			pr_info_ratelimited("an overflow took %llu ns: %u samples a tick (kernel.pmc_cpu_time_max_percent=%u)\n",
 					    avg, (unsigned int)fit, pct);
 	} else if (cap < fit && cap < UINT_MAX) {
 		WRITE_ONCE(pmc_tick_cap, min_t(u64, fit, (u64)cap + cap / 8 + 1));
