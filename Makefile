@@ -71,7 +71,7 @@ check: deps
 check-busy check-onecore: check-%: deps
 	@$(SCRIPTS)/series check
 	@$(MAKE) -s tools-debug
-	@$(SCRIPTS)/check-under $* $(SCRIPTS)/run-tests debug
+	@PMC_CHECK_TAG=debug-$* $(SCRIPTS)/check-under $* $(SCRIPTS)/run-tests debug
 
 clean:
 	rm -rf $(BUILD)/kbuild-* $(BUILD)/tools-* $(BUILD)/vm

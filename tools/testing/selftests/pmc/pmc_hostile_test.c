@@ -389,12 +389,13 @@ static void huge_period_run(struct __test_metadata *_metadata,
 		for (i = 0; i < nr; i++)
 			sched_yield();
 		/*
-		 * Yielding alone switches nothing on an idle CPU: sleep. A
-		 * 100 us sleep under TCG can expire before it blocks, so
-		 * only half of them must switch.
+		 * Yielding alone switches nothing on an idle CPU: sleep,
+		 * for 1 ms, longer than a debug kernel under TCG takes to
+		 * get there (a 100 us sleep can expire before it blocks);
+		 * still, only half of them must switch.
 		 */
 		for (i = 0; i < 20; i++)
-			usleep(100);
+			usleep(1000);
 	}
 	elapsed = monotonic_ns() - start;
 	value = counter_value(_metadata, fd);
