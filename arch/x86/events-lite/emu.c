@@ -20,15 +20,13 @@
  * Parameters (/sys/module/pmc_emu/parameters/, or pmc_emu.NAME= at
  * boot), for tests:
  *  min_ns	the shortest time between two overflow interrupts
- *		(default 250 us); lower gives interrupt storms. Each
+ *		(default 100 us); lower gives interrupt storms. Each
  *		interrupt costs the guest the model's own timer and
  *		irq_work besides the NMI: some 40,000 instructions on a
- *		debug kernel, 75 us of guest time when QEMU counts 2 ns
- *		per instruction (scripts/vm-run), which the kernel's
- *		time bound on overflow handling does not see. Interrupts
- *		closer than that would leave a counter that counts kernel
- *		mode nothing but its own overflows to count; at 250 us
- *		the model takes at most about 30% of a CPU.
+ *		debug kernel, 80 us of guest time when QEMU counts 2 ns
+ *		per instruction (scripts/vm-run). Interrupts closer than
+ *		that would leave a counter that counts kernel mode
+ *		nothing but its own overflows to count.
  *  late_pmis	hold this many overflow interrupts until software stops
  *		the counter that overflowed, then raise them: the late
  *		PMI that hardware delivers when a counter is stopped while
@@ -77,7 +75,7 @@ static const u32 pmc_emu_rate[PMC_HW_MAX] = {
 #define PMC_EMU_MAX_NS		(10 * NSEC_PER_MSEC)
 #define PMC_EMU_FLOOR_NS	100
 
-static unsigned int pmc_emu_min_ns = 250 * NSEC_PER_USEC;
+static unsigned int pmc_emu_min_ns = 100 * NSEC_PER_USEC;
 static int pmc_emu_late_pmis;
 
 static int pmc_emu_set_min_ns(const char *val, const struct kernel_param *kp)
