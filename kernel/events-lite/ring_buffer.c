@@ -49,6 +49,7 @@
 #include <linux/circ_buf.h>
 #include <linux/mm.h>
 #include <linux/poll.h>
+#include <linux/sched/clock.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
@@ -127,9 +128,11 @@ static void pmc_rb_wakeup_work(struct irq_work *work)
 {
 	struct pmc_counter *counter = container_of(work, struct pmc_counter,
 						   wakeup_work);
+	u64 start = local_clock();
 
 	wake_up_all(&counter->waitq);
 	kill_fasync(&counter->fasync, SIGIO, POLL_IN);
+	pmc_wakeup_took(local_clock() - start);
 }
 
 void pmc_rb_counter_init(struct pmc_counter *counter)

@@ -27,6 +27,14 @@
  * turn the bound off), as perf does with its own sysctl of that kind.
  * The cap rises again, an eighth at a time, as overflows get cheaper;
  * writing either sysctl starts afresh.
+ *
+ * An overflow costs more than its handler: the wakeup it queues (an
+ * irq_work that wakes poll() and sends SIGIO) is charged to the next
+ * overflow on the CPU (pmc_wakeup_took()), and a clock's cost runs from
+ * the time its timer was due, so that the interrupt entry, and a CPU
+ * too busy to take the interrupt on time, count too. Measuring only the
+ * handler let one task-clock with a 100 us period and SIGIO per sample
+ * take all of a debug kernel's CPU in interrupts and signals.
  */
 #define pr_fmt(fmt) "events-lite: " fmt
 
@@ -48,6 +56,7 @@ struct pmc_budget {
 	unsigned long tick;	/* jiffies the count is for */
 	unsigned int used;	/* samples taken in that tick */
 	u64 avg_ns;		/* an overflow's cost, averaged over 8 */
+	u64 wake_ns;		/* wakeups since, for the next overflow */
 };
 
 static DEFINE_PER_CPU(struct pmc_budget, pmc_budget);
@@ -69,8 +78,8 @@ static unsigned int pmc_samples_per_tick(void)
 
 /**
  * pmc_overflow_took() - account the time one overflow took
- * @ns: from the start of the interrupt (or event) to the end of its
- *	sample
+ * @ns: from the start of the interrupt (or, for a clock, from when its
+ *	timer was due) to the end of its sample
  *
  * Called by the backends on the overflowing CPU, in any context, NMI
  * included. Lowers the samples a tick allows when, at this cost, they
@@ -85,6 +94,8 @@ void pmc_overflow_took(u64 ns)
 
 	if (!pct || pct >= 100)
 		return;
+	ns += budget->wake_ns;
+	budget->wake_ns = 0;
 	avg = budget->avg_ns - (budget->avg_ns >> 3) + (ns >> 3);
 	budget->avg_ns = avg;
 	fit = div64_u64((u64)TICK_NSEC * pct / 100, max_t(u64, avg, 1));
@@ -97,6 +108,19 @@ void pmc_overflow_took(u64 ns)
 	} else if (cap < fit && cap < UINT_MAX) {
 		WRITE_ONCE(pmc_tick_cap, min_t(u64, fit, (u64)cap + cap / 8 + 1));
 	}
+}
+
+/**
+ * pmc_wakeup_took() - account a wakeup that an overflow queued
+ * @ns: how long the wakeup work took
+ *
+ * Called from the wakeup irq_work, on the CPU of the overflow that
+ * queued it: the next overflow's pmc_overflow_took() adds it. An NMI
+ * between the read and the write here can drop one wakeup's time.
+ */
+void pmc_wakeup_took(u64 ns)
+{
+	this_cpu_add(pmc_budget.wake_ns, ns);
 }
 
 static void pmc_log_throttle(struct pmc_counter *counter, u32 type)
