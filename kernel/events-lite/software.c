@@ -80,13 +80,10 @@ static enum hrtimer_restart pmc_sw_clock_tick(struct hrtimer *timer)
 {
 	struct pmc_counter *counter = container_of(timer, struct pmc_counter,
 						   sample_timer);
-	ktime_t due = hrtimer_get_expires(timer);
-	u64 steps;
+	u64 steps, start = local_clock();
 
 	pmc_counter_overflow(counter, get_irq_regs(), 0);
-	/* from when it was due: see pmc_overflow_took() */
-	pmc_overflow_took(min_t(u64, ktime_to_ns(ktime_sub(ktime_get(), due)),
-				TICK_NSEC));
+	pmc_overflow_took(local_clock() - start);
 	/* Throttled: look again at the next tick, when it may sample. */
 	if (READ_ONCE(counter->throttled)) {
 		hrtimer_forward_now(timer, ns_to_ktime(TICK_NSEC));

@@ -30,11 +30,9 @@
  *
  * An overflow costs more than its handler: the wakeup it queues (an
  * irq_work that wakes poll() and sends SIGIO) is charged to the next
- * overflow on the CPU (pmc_wakeup_took()), and a clock's cost runs from
- * the time its timer was due, so that the interrupt entry, and a CPU
- * too busy to take the interrupt on time, count too. Measuring only the
- * handler let one task-clock with a 100 us period and SIGIO per sample
- * take all of a debug kernel's CPU in interrupts and signals.
+ * overflow on the CPU (pmc_wakeup_took()). Timing the handler alone let
+ * one task-clock with a 100 us period and SIGIO per sample take all of
+ * a debug kernel's CPU in interrupts and signals.
  */
 #define pr_fmt(fmt) "events-lite: " fmt
 
@@ -78,8 +76,8 @@ static unsigned int pmc_samples_per_tick(void)
 
 /**
  * pmc_overflow_took() - account the time one overflow took
- * @ns: from the start of the interrupt (or, for a clock, from when its
- *	timer was due) to the end of its sample
+ * @ns: from the start of the interrupt (or event) to the end of its
+ *	sample
  *
  * Called by the backends on the overflowing CPU, in any context, NMI
  * included. Lowers the samples a tick allows when, at this cost, they
