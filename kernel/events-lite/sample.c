@@ -289,8 +289,13 @@ u64 pmc_next_period(struct pmc_counter *counter, u64 period)
 		return period;
 	draw = (u64)prandom_u32_state(&counter->period_rnd) << 32 |
 	       prandom_u32_state(&counter->period_rnd);
-	/* period - span + [0, 2 * span]; period <= S64_MAX, so no wrap */
-	return period - span + mul_u64_u64_shr(draw, 2 * span + 1, 64);
+	/*
+	 * period - span + [0, 2 * span]; period <= S64_MAX, so no wrap. At
+	 * most S64_MAX, as callers keep it in an s64 or a ktime_t, where a
+	 * larger one turns negative: due at once, again and again.
+	 */
+	return min_t(u64, period - span + mul_u64_u64_shr(draw, 2 * span + 1, 64),
+		     S64_MAX);
 }
 
 void pmc_sample_destroy(struct pmc_counter *counter)

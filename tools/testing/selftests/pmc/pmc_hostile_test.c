@@ -420,6 +420,53 @@ TEST_F_TIMEOUT(hostile, huge_period_no_hang, 60)
 	huge_period_run(_metadata, PMC_SW_CONTEXT_SWITCHES);
 }
 
+/*
+ * 1b. The largest period with the widest randomization: a draw may be
+ * up to 1.5 times S64_MAX, which must not become a negative timeout
+ * (a clock due at once, again and again) or a negative period count.
+ * A clock and an event both count and never overflow. Half the draws
+ * are past S64_MAX: eight counters of each kind.
+ */
+TEST_F_TIMEOUT(hostile, huge_random_period_no_storm, 60)
+{
+	static const unsigned int ids[] = {
+		PMC_SW_TASK_CLOCK, PMC_SW_CPU_CLOCK, PMC_SW_PAGE_FAULTS,
+	};
+	struct pmc_attr attr;
+	struct pmc_ring r;
+	unsigned int i;
+	__u64 value;
+	char *pages;
+	int fd;
+
+	for (i = 0; i < 8 * ARRAY_SIZE(ids); i++) {
+		pmc_sw_attr(&attr, ids[i % ARRAY_SIZE(ids)], 0);
+		attr.irq_period = INT64_MAX;
+		attr.period_rand = PMC_PERIOD_RAND_MAX;
+		attr.record_type = PMC_RECORD_IP;
+		fd = counter_open(_metadata, &attr, 0, -1, -1);
+		ring_map(_metadata, &r, fd, 1, true);
+		pages = fresh_pages(_metadata, 100);
+		touch_pages(pages, 100);
+		burn_cpu(20 * NSEC_PER_MSEC);
+		value = counter_value(_metadata, fd);
+
+		EXPECT_LT(0ULL, value) TH_LOG("counter %u counted nothing", i);
+		EXPECT_EQ(0ULL, nr_overflows(_metadata, fd)) {
+			TH_LOG("counter %u: overflows of a period near S64_MAX",
+			       i);
+		}
+		EXPECT_EQ(0ULL, ring_head(&r)) {
+			TH_LOG("counter %u: a record was written", i);
+		}
+		if (_metadata->exit_code == KSFT_FAIL)
+			break;
+		ring_unmap(&r);
+		close(fd);
+		munmap(pages, 100 * page_size());
+	}
+}
+
 static int burn_child(void *arg)
 {
 	burn_cpu(*(__u64 *)arg);
