@@ -123,7 +123,11 @@ static void pmc_rb_wakeup(struct pmc_counter *owner, struct pmc_ring_buffer *rb)
 	irq_work_queue(&owner->wakeup_work);
 }
 
-/* irq_work: wake poll() and send SIGIO, outside any writer's context. */
+/*
+ * irq_work (hardirq; a per-CPU kthread on PREEMPT_RT): wake poll() and
+ * send SIGIO, outside any writer's context. Its time counts in the
+ * overflow time bound (see throttle.c).
+ */
 static void pmc_rb_wakeup_work(struct irq_work *work)
 {
 	struct pmc_counter *counter = container_of(work, struct pmc_counter,

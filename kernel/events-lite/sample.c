@@ -292,10 +292,11 @@ u64 pmc_next_period(struct pmc_counter *counter, u64 period)
 	/*
 	 * period - span + [0, 2 * span]; period <= S64_MAX, so no wrap. At
 	 * most S64_MAX, as callers keep it in an s64 or a ktime_t, where a
-	 * larger one turns negative: due at once, again and again.
+	 * larger one turns negative: due at once, again and again
+	 * (so the mean is @period only below about 2/3 of S64_MAX).
 	 */
-	return min_t(u64, period - span + mul_u64_u64_shr(draw, 2 * span + 1, 64),
-		     S64_MAX);
+	draw = period - span + mul_u64_u64_shr(draw, 2 * span + 1, 64);
+	return min_t(u64, draw, S64_MAX);
 }
 
 void pmc_sample_destroy(struct pmc_counter *counter)

@@ -30,9 +30,9 @@
  *
  * An overflow costs more than its handler: the wakeup it queues (an
  * irq_work that wakes poll() and sends SIGIO) is charged to the next
- * overflow on the CPU (pmc_wakeup_took()). Timing the handler alone let
- * one task-clock with a 100 us period and SIGIO per sample take all of
- * a debug kernel's CPU in interrupts and signals.
+ * overflow on the CPU in the same tick (pmc_wakeup_took()). Timing the
+ * handler alone let one task-clock with a 100 us period and SIGIO per
+ * sample keep a debug kernel's task in its interrupts and wakeups.
  */
 #define pr_fmt(fmt) "events-lite: " fmt
 
@@ -54,7 +54,8 @@ struct pmc_budget {
 	unsigned long tick;	/* jiffies the count is for */
 	unsigned int used;	/* samples taken in that tick */
 	u64 avg_ns;		/* an overflow's cost, averaged over 8 */
-	u64 wake_ns;		/* wakeups since, for the next overflow */
+	unsigned long wake_tick;	/* jiffies wake_ns is for */
+	u64 wake_ns;		/* wakeups in that tick, for the next overflow */
 };
 
 static DEFINE_PER_CPU(struct pmc_budget, pmc_budget);
@@ -77,7 +78,7 @@ static unsigned int pmc_samples_per_tick(void)
 /**
  * pmc_overflow_took() - account the time one overflow took
  * @ns: from the start of the interrupt (or event) to the end of its
- *	sample
+ *	sample; the wakeups this CPU ran in this tick are added
  *
  * Called by the backends on the overflowing CPU, in any context, NMI
  * included. Lowers the samples a tick allows when, at this cost, they
@@ -88,12 +89,14 @@ void pmc_overflow_took(u64 ns)
 	struct pmc_budget *budget = this_cpu_ptr(&pmc_budget);
 	unsigned int pct = READ_ONCE(sysctl_pmc_cpu_time_max_percent);
 	unsigned int cap = READ_ONCE(pmc_tick_cap);
-	u64 avg, fit;
+	/* taken even when the bound is off, so that none piles up */
+	u64 avg, fit, wake = this_cpu_xchg(pmc_budget.wake_ns, 0);
+	unsigned long now = jiffies;
 
 	if (!pct || pct >= 100)
 		return;
-	ns += budget->wake_ns;
-	budget->wake_ns = 0;
+	if (READ_ONCE(budget->wake_tick) == now)
+		ns += min_t(u64, wake, TICK_NSEC);
 	avg = budget->avg_ns - (budget->avg_ns >> 3) + (ns >> 3);
 	budget->avg_ns = avg;
 	fit = div64_u64((u64)TICK_NSEC * pct / 100, max_t(u64, avg, 1));
@@ -109,15 +112,26 @@ void pmc_overflow_took(u64 ns)
 }
 
 /**
- * pmc_wakeup_took() - account a wakeup that an overflow queued
+ * pmc_wakeup_took() - account a wakeup that a sample queued
  * @ns: how long the wakeup work took
  *
- * Called from the wakeup irq_work, on the CPU of the overflow that
- * queued it: the next overflow's pmc_overflow_took() adds it. An NMI
- * between the read and the write here can drop one wakeup's time.
+ * Called from the wakeup irq_work (hardirq; a per-CPU kthread on
+ * PREEMPT_RT), on the CPU of the record that queued it: the next
+ * overflow in this tick adds it (pmc_overflow_took(), which an NMI may
+ * run between any two lines here). Wakeups of an earlier tick are
+ * dropped, so that a CPU's wakeups of process-context samples do not
+ * pile up for an overflow much later; an NMI that takes the sum between
+ * the reset and the stamp below may charge one tick's wakeups late.
  */
 void pmc_wakeup_took(u64 ns)
 {
+	struct pmc_budget *budget = this_cpu_ptr(&pmc_budget);
+	unsigned long now = jiffies;
+
+	if (READ_ONCE(budget->wake_tick) != now) {
+		this_cpu_write(pmc_budget.wake_ns, 0);
+		WRITE_ONCE(budget->wake_tick, now);
+	}
 	this_cpu_add(pmc_budget.wake_ns, ns);
 }
 

@@ -459,11 +459,11 @@ TEST_F_TIMEOUT(hostile, huge_random_period_no_storm, 60)
 		EXPECT_EQ(0ULL, ring_head(&r)) {
 			TH_LOG("counter %u: a record was written", i);
 		}
-		if (_metadata->exit_code == KSFT_FAIL)
-			break;
 		ring_unmap(&r);
 		close(fd);
 		munmap(pages, 100 * page_size());
+		if (_metadata->exit_code == KSFT_FAIL)
+			break;
 	}
 }
 
