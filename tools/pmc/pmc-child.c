@@ -3,9 +3,12 @@
  * The fork-and-hold child of pmc-stat and pmc-record, and their SIGINT
  * flag.
  *
- * The child waits for a go byte on one pipe so the parent can open its
- * counters on the pid first; an exec error comes back on another, which
- * exec closes on success.
+ * The child stops itself, so the parent can open and enable its counters
+ * on the pid, one ioctl() at a time, while it runs nothing: they all
+ * start together when the parent continues it, and a group's members run
+ * exactly as long as their leader. It then waits for a go byte on one
+ * pipe; an exec error comes back on another, which exec closes on
+ * success.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -13,22 +16,29 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include "pmc-child.h"
 
 static void __attribute__((noreturn))
-run_child(char **cmd, int go_fd, int err_fd)
+run_child(char **cmd, pid_t parent, int go_fd, int err_fd)
 {
 	char go = 0;
 	ssize_t n;
 	int err;
 
+	/* Never left stopped by a parent that died before continuing it. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(127);
+	raise(SIGSTOP);
 	do {
 		n = read(go_fd, &go, 1);
 	} while (n < 0 && errno == EINTR);
 	if (n != 1 || go != 'g')
 		_exit(127);		/* parent gave up */
+	/* The command outlives pmc-stat, as it would outlive a shell. */
+	prctl(PR_SET_PDEATHSIG, 0);
 	execvp(cmd[0], cmd);
 	err = errno;
 	/* If the parent is gone there is nobody left to tell. */
@@ -39,7 +49,9 @@ run_child(char **cmd, int go_fd, int err_fd)
 
 int pmc_child_spawn(struct pmc_child *child, const char *prog, char **cmd)
 {
-	int go[2], err[2];
+	pid_t parent = getpid();
+	int go[2], err[2], status;
+	pid_t ret;
 
 	child->prog = prog;
 	/* O_CLOEXEC: neither pipe may leak into the command. */
@@ -56,13 +68,23 @@ int pmc_child_spawn(struct pmc_child *child, const char *prog, char **cmd)
 	if (child->pid == 0) {
 		close(go[1]);
 		close(err[0]);
-		run_child(cmd, go[0], err[1]);
+		run_child(cmd, parent, go[0], err[1]);
 	}
 	close(go[0]);
 	close(err[1]);
 	child->go_fd = go[1];
 	child->err_fd = err[0];
-	return 0;
+	do {
+		ret = waitpid(child->pid, &status, WUNTRACED);
+	} while (ret < 0 && errno == EINTR);
+	if (ret == child->pid && WIFSTOPPED(status))
+		return 0;
+	fprintf(stderr, "%s: the command's process did not stop before exec\n",
+		prog);
+	if (ret == child->pid)
+		child->exited = true;
+	pmc_child_abort(child);
+	return -1;
 }
 
 bool pmc_child_reap(struct pmc_child *child, bool nohang)
@@ -104,6 +126,8 @@ void pmc_child_abort(struct pmc_child *child)
 {
 	close_pipe(&child->go_fd);
 	close_pipe(&child->err_fd);
+	if (!child->exited)
+		kill(child->pid, SIGCONT);
 	pmc_child_reap(child, false);
 }
 
@@ -119,6 +143,7 @@ int pmc_child_release(struct pmc_child *child, char **cmd)
 		return -1;
 	}
 	close_pipe(&child->go_fd);
+	kill(child->pid, SIGCONT);
 	do {
 		n = read(child->err_fd, &err, sizeof(err));
 	} while (n < 0 && errno == EINTR);

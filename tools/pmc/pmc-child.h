@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Run a command under the pmc-* tools: fork it held before exec, so
- * counters can be opened on its pid before it runs anything.
+ * Run a command under the pmc-* tools: fork it held, stopped, before exec,
+ * so counters can be opened and enabled on its pid before it runs
+ * anything, and all start at once.
  */
 #ifndef _PMC_CHILD_H
 #define _PMC_CHILD_H
@@ -20,8 +21,8 @@ struct pmc_child {
 };
 
 /*
- * Fork @cmd, held before exec until pmc_child_release(). Returns 0, or
- * -1 after printing why, prefixed with @prog.
+ * Fork @cmd, stopped before exec until pmc_child_release(). Returns 0,
+ * or -1 after printing why, prefixed with @prog.
  */
 int pmc_child_spawn(struct pmc_child *child, const char *prog, char **cmd);
 
