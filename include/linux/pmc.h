@@ -24,6 +24,7 @@
 #include <linux/refcount.h>
 #include <linux/wait.h>
 #include <linux/sched.h>
+#include <linux/uidgid_types.h>
 #include <linux/workqueue.h>
 #include <asm/local64.h>
 
@@ -89,6 +90,9 @@ struct pmc_counter {
 	struct pmc_context *ctx;
 	int cpu;			/* count only on this CPU, or -1 */
 	struct pid_namespace *ns;	/* the opener's, for record pids */
+	kuid_t owner;			/* the opener: whose share of the
+					 * overflow time bound it uses
+					 */
 
 	/* Group links and state: ctx->lock (and ctx->mutex to change them). */
 	struct pmc_counter *leader;	/* itself for a group leader */
@@ -123,6 +127,9 @@ struct pmc_counter {
 	 */
 	int throttled;
 	unsigned long throttle_tick;	/* jiffies when throttled */
+	/* Its own rate: only its own CPU's overflow path, any context. */
+	unsigned long sample_tick;	/* jiffies sample_count is for */
+	unsigned int sample_count;	/* overflows in that tick */
 
 	/*
 	 * Sampling (ring_buffer.c, sample.c). rb is set and cleared under
@@ -212,7 +219,7 @@ void pmc_counter_overflow(struct pmc_counter *counter, struct pt_regs *regs,
 /* The next sample period of @counter: @period, or a draw (period_rand). */
 u64 pmc_next_period(struct pmc_counter *counter, u64 period);
 void pmc_unthrottle(struct pmc_counter *counter);
-void pmc_overflow_took(u64 ns);
+void pmc_overflow_took(struct pmc_counter *counter, u64 ns);
 
 /*
  * Records for sampling counters, from mm and exec: for the counters of

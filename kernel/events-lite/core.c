@@ -11,6 +11,7 @@
 #include <linux/anon_inodes.h>
 #include <linux/capability.h>
 #include <linux/cpumask.h>
+#include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/pid_namespace.h>
@@ -323,6 +324,7 @@ SYSCALL_DEFINE5(pmc_open, struct pmc_attr __user *, uattr, pid_t, pid,
 	counter->kernel_visible = perfmon_capable() ||
 				  READ_ONCE(sysctl_pmc_paranoid) < 2;
 	counter->ns = get_pid_ns(task_active_pid_ns(current));
+	counter->owner = current_uid();
 
 	fd = get_unused_fd_flags(O_RDWR |
 				 (flags & PMC_FLAG_FD_CLOEXEC ? O_CLOEXEC : 0));

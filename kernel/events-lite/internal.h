@@ -156,7 +156,7 @@ void pmc_counter_skipped(struct pmc_counter *counter, u64 nr);
 
 /* throttle.c */
 bool pmc_throttle_sample(struct pmc_counter *counter);
-void pmc_wakeup_took(u64 ns);
+void pmc_wakeup_took(struct pmc_counter *counter, u64 ns);
 
 /* software.c */
 extern const struct pmc_pmu pmc_sw_pmu;

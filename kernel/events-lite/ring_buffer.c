@@ -136,7 +136,7 @@ static void pmc_rb_wakeup_work(struct irq_work *work)
 
 	wake_up_all(&counter->waitq);
 	kill_fasync(&counter->fasync, SIGIO, POLL_IN);
-	pmc_wakeup_took(local_clock() - start);
+	pmc_wakeup_took(counter, local_clock() - start);
 }
 
 void pmc_rb_counter_init(struct pmc_counter *counter)

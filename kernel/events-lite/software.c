@@ -83,7 +83,7 @@ static enum hrtimer_restart pmc_sw_clock_tick(struct hrtimer *timer)
 	u64 steps, start = local_clock();
 
 	pmc_counter_overflow(counter, get_irq_regs(), 0);
-	pmc_overflow_took(local_clock() - start);
+	pmc_overflow_took(counter, local_clock() - start);
 	/* Throttled: look again at the next tick, when it may sample. */
 	if (READ_ONCE(counter->throttled)) {
 		hrtimer_forward_now(timer, ns_to_ktime(TICK_NSEC));

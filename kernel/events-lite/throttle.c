@@ -2,37 +2,40 @@
 /*
  * events-lite overflow throttling.
  *
- * Each CPU may take kernel.pmc_max_sample_rate samples a second, counted
- * per tick: a counter that overflows once this CPU's budget for the
- * current tick is spent is throttled. It keeps counting but takes no
- * samples, and its backend makes its interrupts rare (the x86 driver
- * programs the longest period), until it is unthrottled at a later
- * tick. The reader sees a PMC_EVENT_THROTTLE and PMC_EVENT_UNTHROTTLE
- * record pair. Without this, a period of 1 on cycles gives back-to-back
- * NMIs, each writing a sample and walking the user stack: a hard lockup
- * on real hardware.
+ * Each counter may take kernel.pmc_max_sample_rate samples a second,
+ * counted per tick: a counter that overflows once more in a tick is
+ * throttled. It keeps counting but takes no samples, and its backend
+ * makes its interrupts rare (the x86 driver programs the longest
+ * period), until it is unthrottled at a later tick. The reader sees a
+ * PMC_EVENT_THROTTLE and PMC_EVENT_UNTHROTTLE record pair. Without
+ * this, a period of 1 on cycles gives back-to-back NMIs, each writing a
+ * sample and walking the user stack: a hard lockup on real hardware.
+ * The count is the counter's own, as perf's is: a user's storm of
+ * counters never throttles another user's sampler.
  *
- * The budget is per CPU and per tick, kept in the overflow path, which
- * runs in process context, hardirq and NMI on its own CPU. An NMI that
- * interrupts the update on its CPU can make the count miss by one; the
- * limit stays within a sample per nesting level per tick.
+ * A rate alone does not bound the time: on a slow CPU, or a kernel with
+ * heavy debugging, many counters at that rate take longer than the
+ * tick, and their interrupts then leave the CPU nothing else. So the
+ * time each overflow interrupt takes (pmc_overflow_took(): the NMI or
+ * the clock's timer callback) and each wakeup a sample queues
+ * (pmc_wakeup_took(): wake_up_all() and SIGIO in an irq_work) is added
+ * up per CPU per tick, and once it passes
+ * kernel.pmc_cpu_time_max_percent of the tick (25 by default; 0 or 100
+ * turn the bound off) the counters that overflow in an interrupt are
+ * throttled for the rest of the tick. Only the counters whose owner
+ * (the user who opened them) used at least an equal share of that time
+ * among the owners seen in the tick are throttled: the one who spends
+ * the CPU is stopped, and another user's 1 kHz sampler goes on. The
+ * bound adapts by measuring, as perf's does: cheap overflows get many
+ * samples a tick, costly ones (deep call chains, SIGIO) few. Software
+ * events that sample in the task that caused them (page faults) are
+ * not bounded in time: their cost slows that task and nothing else's.
  *
- * A count alone does not bound the time: on a slow CPU, or a kernel
- * with heavy debugging, 400 samples a tick can take longer than the
- * tick, and a short period then leaves the CPU nothing but its own
- * overflow interrupts to handle. So the backends also report how long
- * each overflow interrupt took (pmc_overflow_took()), and the samples
- * a tick allows in interrupts are lowered for every CPU until they fit in
- * kernel.pmc_cpu_time_max_percent of a tick (25 by default; 0 or 100
- * turn the bound off), as perf does with its own sysctl of that kind.
- * The cap rises again, an eighth at a time, as overflows get cheaper;
- * writing either sysctl starts afresh.
- *
- * An overflow costs more than its handler: the wakeup it queues (an
- * irq_work that wakes poll() and sends SIGIO) is charged to the next
- * overflow on the CPU in the same tick (pmc_wakeup_took()). Timing the
- * handler alone let one task-clock with a 100 us period and SIGIO per
- * sample keep a debug kernel's task in its interrupts and wakeups.
+ * The per-tick sums are per CPU, kept by the overflow paths of that CPU
+ * in hardirq and NMI. An NMI that interrupts an update can make a sum
+ * miss one overflow's time; the bound stays within an overflow per
+ * counter per tick. More owners in a tick than PMC_BUDGET_OWNERS share
+ * the last share.
  */
 #define pr_fmt(fmt) "events-lite: " fmt
 
@@ -42,97 +45,134 @@
 #include <linux/percpu.h>
 #include <linux/sysctl.h>
 #include <linux/timekeeping.h>
+#include <linux/uidgid.h>
 
 #include "internal.h"
 
 static int sysctl_pmc_max_sample_rate __read_mostly = 100000;
 static int sysctl_pmc_cpu_time_max_percent __read_mostly = 25;
-/* Samples a tick may take, as the time they took allows; any context. */
-static unsigned int pmc_tick_cap __read_mostly = UINT_MAX;
+
+#define PMC_BUDGET_OWNERS	4
 
 struct pmc_budget {
-	unsigned long tick;	/* jiffies the count is for */
-	unsigned int used;	/* samples taken in that tick */
-	u64 avg_ns;		/* an overflow's cost, averaged over 8 */
-	unsigned long wake_tick;	/* jiffies wake_ns is for */
-	u64 wake_ns;		/* wakeups in that tick, for the next overflow */
+	unsigned long tick;	/* jiffies the sums are for */
+	u64 ns;			/* overflow interrupts and wakeups in it */
+	unsigned int nr_owners;
+	struct {
+		kuid_t uid;
+		u64 ns;		/* this owner's part of ns */
+	} owners[PMC_BUDGET_OWNERS];
 };
 
 static DEFINE_PER_CPU(struct pmc_budget, pmc_budget);
 
-/*
- * At least one sample a tick: a rate under HZ still samples. The time
- * bound is for overflows that interrupt (NMI, a clock's hrtimer): a
- * software event samples in the task that caused it, whose progress
- * its cost slows down and nothing else's.
- */
-static unsigned int pmc_samples_per_tick(void)
+static kuid_t pmc_owner(struct pmc_counter *counter)
 {
-	unsigned int rate = READ_ONCE(sysctl_pmc_max_sample_rate);
-
-	if (!in_nmi() && !in_hardirq())
-		return max(rate / HZ, 1U);
-	return clamp(rate / HZ, 1U, READ_ONCE(pmc_tick_cap));
+	return (counter->parent ?: counter)->owner;
 }
 
-/**
- * pmc_overflow_took() - account the time one overflow took
- * @ns: from the start of the interrupt (or event) to the end of its
- *	sample; the wakeups this CPU ran in this tick are added
- *
- * Called by the backends on the overflowing CPU, in any context, NMI
- * included. Lowers the samples a tick allows when, at this cost, they
- * would take more than kernel.pmc_cpu_time_max_percent of the tick.
- */
-void pmc_overflow_took(u64 ns)
+/* The budget of this tick, started afresh at the first use in it. */
+static struct pmc_budget *pmc_budget_now(unsigned long now)
 {
 	struct pmc_budget *budget = this_cpu_ptr(&pmc_budget);
+
+	if (READ_ONCE(budget->tick) != now) {
+		budget->ns = 0;
+		budget->nr_owners = 0;
+		WRITE_ONCE(budget->tick, now);
+	}
+	return budget;
+}
+
+/* @uid's share of @budget, added to it if new. */
+static u64 *pmc_owner_ns(struct pmc_budget *budget, kuid_t uid)
+{
+	unsigned int i, nr = min(READ_ONCE(budget->nr_owners),
+				 PMC_BUDGET_OWNERS);
+
+	for (i = 0; i < nr; i++)
+		if (uid_eq(budget->owners[i].uid, uid))
+			return &budget->owners[i].ns;
+	if (nr == PMC_BUDGET_OWNERS)
+		return &budget->owners[nr - 1].ns;
+	budget->owners[nr].uid = uid;
+	budget->owners[nr].ns = 0;
+	WRITE_ONCE(budget->nr_owners, nr + 1);
+	return &budget->owners[nr].ns;
+}
+
+/* The time a tick may spend in overflows, or 0 if unbounded. */
+static u64 pmc_budget_limit(void)
+{
 	unsigned int pct = READ_ONCE(sysctl_pmc_cpu_time_max_percent);
-	unsigned int cap = READ_ONCE(pmc_tick_cap);
-	/* taken even when the bound is off, so that none piles up */
-	u64 avg, fit, wake = this_cpu_xchg(pmc_budget.wake_ns, 0);
-	unsigned long now = jiffies;
 
 	if (!pct || pct >= 100)
-		return;
-	if (READ_ONCE(budget->wake_tick) == now)
-		ns += min_t(u64, wake, TICK_NSEC);
-	avg = budget->avg_ns - (budget->avg_ns >> 3) + (ns >> 3);
-	budget->avg_ns = avg;
-	fit = div64_u64((u64)TICK_NSEC * pct / 100, max_t(u64, avg, 1));
-	fit = clamp_t(u64, fit, 1, UINT_MAX);
-	if (fit < cap) {
-		WRITE_ONCE(pmc_tick_cap, fit);
-		if (fit <= cap / 2)	/* the first time, and each halving */
-			pr_info_ratelimited("an overflow took %llu ns: %u samples a tick (kernel.pmc_cpu_time_max_percent=%u)\n",
-					    avg, (unsigned int)fit, pct);
-	} else if (cap < fit && cap < UINT_MAX) {
-		WRITE_ONCE(pmc_tick_cap, min_t(u64, fit, (u64)cap + cap / 8 + 1));
-	}
+		return 0;
+	return (u64)TICK_NSEC * pct / 100;
+}
+
+static void pmc_charge(struct pmc_counter *counter, u64 ns)
+{
+	struct pmc_budget *budget = pmc_budget_now(jiffies);
+
+	budget->ns += ns;
+	*pmc_owner_ns(budget, pmc_owner(counter)) += ns;
 }
 
 /**
- * pmc_wakeup_took() - account a wakeup that a sample queued
+ * pmc_overflow_took() - account the time one overflow interrupt took
+ * @counter: the counter that overflowed
+ * @ns: from the start of the interrupt (or of the counter's part of
+ *	it) to the end of its sample
+ *
+ * Called by the backends on the overflowing CPU, in hardirq or NMI.
+ */
+void pmc_overflow_took(struct pmc_counter *counter, u64 ns)
+{
+	pmc_charge(counter, ns);
+}
+
+/**
+ * pmc_wakeup_took() - account a wakeup that a sample of @counter queued
+ * @counter: the counter whose reader was woken
  * @ns: how long the wakeup work took
  *
  * Called from the wakeup irq_work (hardirq; a per-CPU kthread on
- * PREEMPT_RT), on the CPU of the record that queued it: the next
- * overflow in this tick adds it (pmc_overflow_took(), which an NMI may
- * run between any two lines here). Wakeups of an earlier tick are
- * dropped, so that a CPU's wakeups of process-context samples do not
- * pile up for an overflow much later; an NMI that takes the sum between
- * the reset and the stamp below may charge one tick's wakeups late.
+ * PREEMPT_RT), on the CPU of the record that queued it.
  */
-void pmc_wakeup_took(u64 ns)
+void pmc_wakeup_took(struct pmc_counter *counter, u64 ns)
 {
-	struct pmc_budget *budget = this_cpu_ptr(&pmc_budget);
-	unsigned long now = jiffies;
+	unsigned long flags;
 
-	if (READ_ONCE(budget->wake_tick) != now) {
-		this_cpu_write(pmc_budget.wake_ns, 0);
-		WRITE_ONCE(budget->wake_tick, now);
-	}
-	this_cpu_add(pmc_budget.wake_ns, ns);
+	/* On PREEMPT_RT, the overflow paths of this CPU must not nest. */
+	local_irq_save(flags);
+	pmc_charge(counter, ns);
+	local_irq_restore(flags);
+}
+
+/*
+ * Has @counter's owner used its share of a tick over the time bound?
+ * Only overflows that interrupt are bounded (see the top).
+ */
+static bool pmc_over_time(struct pmc_counter *counter, unsigned long now)
+{
+	u64 limit = pmc_budget_limit();
+	struct pmc_budget *budget;
+	unsigned int nr;
+
+	if (!limit || (!in_nmi() && !in_hardirq()))
+		return false;
+	budget = pmc_budget_now(now);
+	if (budget->ns < limit)
+		return false;
+	nr = max(READ_ONCE(budget->nr_owners), 1U);
+	if (*pmc_owner_ns(budget, pmc_owner(counter)) < div_u64(limit, nr))
+		return false;
+	pr_info_ratelimited("CPU %d: overflows took %llu ns of a tick (kernel.pmc_cpu_time_max_percent=%u): throttling uid %u\n",
+			    smp_processor_id(), budget->ns,
+			    READ_ONCE(sysctl_pmc_cpu_time_max_percent),
+			    from_kuid(&init_user_ns, pmc_owner(counter)));
+	return true;
 }
 
 static void pmc_log_throttle(struct pmc_counter *counter, u32 type)
@@ -178,12 +218,12 @@ void pmc_unthrottle(struct pmc_counter *counter)
  * pmc_throttle_sample() - may @counter's overflow write a sample?
  *
  * Called for every overflow, on the counter's CPU. Unthrottles a counter
- * whose throttle is from an earlier tick, and throttles the counter that
- * finds this CPU's budget spent.
+ * whose throttle is from an earlier tick, and throttles one that is over
+ * its rate or over its owner's share of the time bound.
  */
 bool pmc_throttle_sample(struct pmc_counter *counter)
 {
-	struct pmc_budget *budget = this_cpu_ptr(&pmc_budget);
+	unsigned int rate = READ_ONCE(sysctl_pmc_max_sample_rate);
 	unsigned long now = jiffies;
 
 	if (READ_ONCE(counter->throttled)) {
@@ -191,25 +231,16 @@ bool pmc_throttle_sample(struct pmc_counter *counter)
 			return false;
 		pmc_unthrottle(counter);
 	}
-	if (budget->tick != now) {
-		budget->tick = now;
-		budget->used = 0;
+	if (counter->sample_tick != now) {
+		counter->sample_tick = now;
+		counter->sample_count = 0;
 	}
-	if (++budget->used <= pmc_samples_per_tick())
+	/* At least one sample a tick: a rate under HZ still samples. */
+	if (++counter->sample_count <= max(rate / HZ, 1U) &&
+	    !pmc_over_time(counter, now))
 		return true;
 	pmc_throttle(counter, now);
 	return false;
-}
-
-/* A new limit starts afresh: the cap is learnt again. */
-static int pmc_throttle_sysctl(const struct ctl_table *table, int write,
-			       void *buffer, size_t *lenp, loff_t *ppos)
-{
-	int ret = proc_dointvec_minmax(table, write, buffer, lenp, ppos);
-
-	if (!ret && write)
-		WRITE_ONCE(pmc_tick_cap, UINT_MAX);
-	return ret;
 }
 
 static const struct ctl_table pmc_throttle_sysctls[] = {
@@ -218,7 +249,7 @@ static const struct ctl_table pmc_throttle_sysctls[] = {
 		.data		= &sysctl_pmc_max_sample_rate,
 		.maxlen		= sizeof(int),
 		.mode		= 0644,
-		.proc_handler	= pmc_throttle_sysctl,
+		.proc_handler	= proc_dointvec_minmax,
 		.extra1		= SYSCTL_ONE,
 	},
 	{
@@ -226,7 +257,7 @@ static const struct ctl_table pmc_throttle_sysctls[] = {
 		.data		= &sysctl_pmc_cpu_time_max_percent,
 		.maxlen		= sizeof(int),
 		.mode		= 0644,
-		.proc_handler	= pmc_throttle_sysctl,
+		.proc_handler	= proc_dointvec_minmax,
 		.extra1		= SYSCTL_ZERO,
 		.extra2		= SYSCTL_ONE_HUNDRED,
 	},

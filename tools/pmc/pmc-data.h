@@ -83,6 +83,13 @@ struct pmc_data_lost {
 	__u64 lost;			/* samples that did not fit */
 };
 
+/* PMC_EVENT_THROTTLE and PMC_EVENT_UNTHROTTLE */
+struct pmc_data_throttle {
+	struct pmc_event_header header;
+	__u64 id;
+	__u64 time;			/* on PMC_RECORD_TIME's clock */
+};
+
 /*
  * A sample is told apart by the overflow bit alone: its type is the
  * counter's record_type, which may equal a non-sample type number.

@@ -540,6 +540,10 @@ struct report {
 	bool finished;			/* pmc-record wrote the sizes */
 	__u64 nr_samples;
 	__u64 nr_lost;
+	__u64 nr_throttles;
+	__u64 throttled_ns;		/* from each THROTTLE to its UNTHROTTLE */
+	struct pmc_data_throttle *open_throttles;	/* not yet ended, by id */
+	size_t nr_open, cap_open;
 	__u64 nr_unknown;		/* records of types we do not know */
 	__u64 first_time, last_time;
 	struct hist table;		/* by the sort order's keys */
@@ -672,6 +676,38 @@ static void add_lost(struct report *rep, const unsigned char *rec,
 	rep->nr_lost += lost.lost;
 }
 
+/*
+ * The kernel stopped a counter's samples (its rate, or the time its
+ * overflows took) until a later tick: count the gaps, summed per
+ * counter id (one per CPU under -a).
+ */
+static void add_throttle(struct report *rep, const unsigned char *rec,
+			 size_t size, __u64 where)
+{
+	struct pmc_data_throttle t;
+	size_t i;
+
+	if (size < sizeof(t))
+		die("THROTTLE record at offset %" PRIu64 " is too short (%zu bytes)",
+		    (uint64_t)where, size);
+	memcpy(&t, rec, sizeof(t));
+	for (i = 0; i < rep->nr_open; i++)
+		if (rep->open_throttles[i].id == t.id)
+			break;
+	if (t.header.type == PMC_EVENT_THROTTLE) {
+		rep->nr_throttles++;
+		if (i == rep->nr_open) {
+			GROW(rep->open_throttles, rep->nr_open, rep->cap_open);
+			rep->nr_open++;
+		}
+		rep->open_throttles[i] = t;
+	} else if (i < rep->nr_open) {
+		if (t.time > rep->open_throttles[i].time)
+			rep->throttled_ns += t.time - rep->open_throttles[i].time;
+		rep->open_throttles[i] = rep->open_throttles[--rep->nr_open];
+	}
+}
+
 /* Replay every record in file order; any inconsistency is fatal. */
 static void replay(struct report *rep, const unsigned char *data,
 		   __u64 len)
@@ -718,6 +754,9 @@ static void replay(struct report *rep, const unsigned char *data,
 			add_comm(rec, h.size, where);
 		} else if (h.type == PMC_EVENT_LOST) {
 			add_lost(rep, rec, h.size, where);
+		} else if (h.type == PMC_EVENT_THROTTLE ||
+			   h.type == PMC_EVENT_UNTHROTTLE) {
+			add_throttle(rep, rec, h.size, where);
 		} else {
 			rep->nr_unknown++;
 		}
@@ -894,6 +933,9 @@ static void print_header(const struct report *rep)
 		printf(" (%.2f%% of all; use a longer period or more -m pages)",
 		       percent(rep->nr_lost, rep->nr_lost + rep->nr_samples));
 	putchar('\n');
+	if (rep->nr_throttles)
+		printf("# throttled %" PRIu64 " times, %.3f s in all without samples (kernel.pmc_max_sample_rate, kernel.pmc_cpu_time_max_percent)\n",
+		       (uint64_t)rep->nr_throttles, rep->throttled_ns / 1e9);
 	if (rep->nr_unknown)
 		printf("# records of unknown type skipped: %" PRIu64 "\n",
 		       (uint64_t)rep->nr_unknown);
@@ -1298,6 +1340,7 @@ int main(int argc, char **argv)
 	all_cpus = rep.hdr->pid == PMC_DATA_ALL_CPUS;
 	kernel_symbols_init(same_boot(rep.hdr));
 	replay(&rep, buf + rep.hdr->header_size, len);
+	free(rep.open_throttles);	/* a throttle at the end has no gap */
 	check_counts(&rep);
 
 	if (rep.stacks)

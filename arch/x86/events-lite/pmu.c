@@ -66,6 +66,7 @@ struct pmc_x86_cpu {
 	unsigned long active;		/* published slots */
 	/* written by stop() and the NMI, read by the NMI; own CPU only */
 	unsigned long late_until;	/* jiffies */
+	u64 nmi_mark;			/* NMI only: its time charged so far */
 	struct irq_work throttle_work;	/* from the NMI: arm the timer */
 	struct hrtimer unthrottle_timer;	/* the next tick */
 };
@@ -320,14 +321,24 @@ static struct pt_regs *pmc_x86_sample_regs(struct pt_regs *regs)
 	return regs;
 }
 
-/* An overflowed counter, in the NMI: sample, then the next period. */
-static void pmc_x86_overflow(struct pmc_counter *counter, struct pt_regs *regs)
+/*
+ * An overflowed counter, in the NMI: sample, then the next period. The
+ * NMI's time up to here is charged to it (the first one also pays for
+ * the NMI's start), to its owner's share of the time bound.
+ */
+static void pmc_x86_overflow(struct pmc_x86_cpu *cpuc,
+			     struct pmc_counter *counter, struct pt_regs *regs)
 {
+	u64 now;
+
 	if (local64_read(&counter->hw.period_left) <= 0 &&
 	    counter->attr.irq_period)
 		pmc_counter_overflow(counter, pmc_x86_sample_regs(regs), 0);
 	/* after the overflow, which may have throttled the counter */
 	pmc_x86_set_period(counter);
+	now = local_clock();
+	pmc_overflow_took(counter, now - cpuc->nmi_mark);
+	cpuc->nmi_mark = now;
 }
 
 /* No global status: counters start negative, the top bit clears on wrap. */
@@ -346,7 +357,7 @@ static int pmc_x86_poll_counters(struct pmc_x86_cpu *cpuc,
 		if (pmc_x86_update(counter) & BIT_ULL(model->width - 1))
 			continue;
 		handled++;
-		pmc_x86_overflow(counter, regs);
+		pmc_x86_overflow(cpuc, counter, regs);
 	}
 	return handled;
 }
@@ -379,7 +390,7 @@ static int pmc_x86_ack_status(struct pmc_x86_cpu *cpuc, struct pt_regs *regs)
 			if (!counter || !test_bit(idx, &cpuc->active))
 				continue;
 			pmc_x86_update(counter);
-			pmc_x86_overflow(counter, regs);
+			pmc_x86_overflow(cpuc, counter, regs);
 		}
 	}
 	pmc_x86_wr(model->global_ctrl, all);
@@ -399,9 +410,9 @@ static int pmc_x86_ack_status(struct pmc_x86_cpu *cpuc, struct pt_regs *regs)
 static int pmc_x86_nmi(unsigned int cmd, struct pt_regs *regs)
 {
 	struct pmc_x86_cpu *cpuc = this_cpu_ptr(&pmc_x86_cpu);
-	u64 start = local_clock();
 	int handled;
 
+	cpuc->nmi_mark = local_clock();
 	if (pmc_x86_model->global_status)
 		handled = pmc_x86_ack_status(cpuc, regs);
 	else
@@ -411,7 +422,6 @@ static int pmc_x86_nmi(unsigned int cmd, struct pt_regs *regs)
 	if (!pmc_x86_emulated)	/* the APIC masks LVTPC when it delivers */
 		apic_write(APIC_LVTPC, APIC_DM_NMI);
 	if (handled) {
-		pmc_overflow_took(local_clock() - start);
 		pmc_x86_open_late_window(cpuc);
 		return handled;
 	}

@@ -153,10 +153,12 @@ struct pmc_event_header {
  *
  * PMC_EVENT_THROTTLE, PMC_EVENT_UNTHROTTLE:
  *	{ header; u64 id; u64 time; }
- *	The counter took more overflow interrupts than
- *	/proc/sys/kernel/pmc_max_sample_rate allows its CPU, and takes no
- *	samples (it still counts) until UNTHROTTLE, at a later tick. time
- *	is on the clock of PMC_RECORD_TIME.
+ *	The counter overflowed more often than
+ *	/proc/sys/kernel/pmc_max_sample_rate allows a counter, or its
+ *	owner's overflow interrupts used their share of
+ *	/proc/sys/kernel/pmc_cpu_time_max_percent of its CPU's tick, and
+ *	it takes no samples (it still counts) until UNTHROTTLE, at a later
+ *	tick. time is on the clock of PMC_RECORD_TIME.
  */
 enum pmc_event_type {
 	PMC_EVENT_MMAP		= 1,

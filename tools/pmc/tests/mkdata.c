@@ -18,8 +18,10 @@
  *	unfinished	the same as burn, as pmc-record leaves a file when
  *			killed: the header gives no sizes or counts
  *	mixed		kernel frames, a kernel IP that pmc_paranoid hid,
- *			an unmapped IP, a chain ending in a zero, and a
- *			second comm: see main()
+ *			an unmapped IP, a chain ending in a zero, a
+ *			second comm, two throttles of 3 ms and 2 ms, and
+ *			a record of a type pmc-report does not know: see
+ *			add_mixed_samples()
  */
 #include <elf.h>
 #include <errno.h>
@@ -70,6 +72,15 @@ static void add_comm(__u32 tid, const char *comm)
 	c->pid = PID;
 	c->tid = tid;
 	strcpy(c->comm, comm);
+}
+
+static void add_throttle(__u32 type, __u64 id, __u64 time)
+{
+	struct pmc_data_throttle *t = add_record(sizeof(*t));
+
+	t->header.type = type;
+	t->id = id;
+	t->time = time;
 }
 
 /* The MMAP record of @binary's executable segment, as mapped by exec. */
@@ -170,6 +181,12 @@ static void add_mixed_samples(__u32 record_type)
 		add_sample(record_type, PID, false, UNMAPPED_IP, unmapped, 0, 3);
 	add_comm(PID + 2, "worker");
 	add_sample(record_type, PID + 2, false, hot, worker, 0, 3);
+	/* Two counters' throttles overlap: each gap is its own. */
+	add_throttle(PMC_EVENT_THROTTLE, 1, now);
+	add_throttle(PMC_EVENT_THROTTLE, 2, now + 1000000);
+	add_throttle(PMC_EVENT_UNTHROTTLE, 1, now + 3000000);
+	add_throttle(PMC_EVENT_UNTHROTTLE, 2, now + 3000000);
+	((struct pmc_event_header *)add_record(16))->type = 99;
 }
 
 static __u64 address(const char *arg)

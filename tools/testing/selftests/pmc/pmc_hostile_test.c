@@ -1443,4 +1443,94 @@ TEST_F(hostile, sw_throttle)
 	}
 }
 
+/*
+ * One user's overflow storm does not throttle another user's sampler:
+ * root's 1 kHz cpu-clock on CPU 0 keeps at least 95% of its samples
+ * while uid 65534 runs a storm on that CPU of 256 page-fault counters
+ * at a period of 1. Throttling counts each counter's own rate; a CPU's
+ * budget shared by all let the storm spend it first in every tick.
+ */
+#define STORM_PERIOD	NSEC_PER_MSEC		/* root's sampler */
+#define STORM_NS	(1000 * NSEC_PER_MSEC)
+#define STORM_COUNTERS	256
+#define STORM_PAGES	64
+
+/* As nobody on CPU 0: the storm; its overflows are written to @arg. */
+static int page_fault_storm(void *arg)
+{
+	int fds[STORM_COUNTERS], report = *(int *)arg;
+	long long overflows = 0, n;
+	struct pmc_attr attr;
+	unsigned int i;
+	__u64 start;
+	char *pages;
+
+	CHILD_CHECK(pin_to_cpu(0) == 0, "pin: %s", strerror(errno));
+	CHILD_CHECK(drop_privileges() == 0, "%s", strerror(errno));
+	pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, 0);
+	attr.irq_period = 1;
+	for (i = 0; i < STORM_COUNTERS; i++) {
+		fds[i] = pmc_open(&attr, 0, -1, -1, 0);
+		CHILD_CHECK(fds[i] >= 0, "counter %u: %s", i, strerror(errno));
+	}
+	start = monotonic_ns();
+	while (monotonic_ns() - start < STORM_NS) {
+		pages = map_fresh_pages(STORM_PAGES);
+		CHILD_CHECK(pages, "mmap: %s", strerror(errno));
+		touch_pages(pages, STORM_PAGES);
+		munmap(pages, STORM_PAGES * page_size());
+	}
+	for (i = 0; i < STORM_COUNTERS; i++) {
+		n = fdinfo_overflows(fds[i]);
+		CHILD_CHECK(n >= 0, "no pmc-overflows in fdinfo");
+		overflows += n;
+		close(fds[i]);
+	}
+	CHILD_CHECK(write(report, &overflows, sizeof(overflows)) ==
+		    sizeof(overflows), "write: %s", strerror(errno));
+	return 0;
+}
+
+TEST_F_TIMEOUT(hostile, page_fault_storm_spares_root, 60)
+{
+	struct ring_tally t = { };
+	struct pmc_reading rd;
+	long long storm = -1;
+	struct pmc_attr attr;
+	struct pmc_ring r;
+	int fd, report[2];
+	__u64 periods;
+
+	if (!self->root)
+		SKIP(return, "needs root: a per-CPU sampler, and a user to drop to");
+	ASSERT_EQ(0, pipe(report));
+	pmc_sw_attr(&attr, PMC_SW_CPU_CLOCK, 0);
+	attr.irq_period = STORM_PERIOD;
+	attr.record_type = PMC_RECORD_IP;
+	attr.disabled = 1;
+	fd = counter_open(_metadata, &attr, -1, 0, -1);
+	ring_map(_metadata, &r, fd, 64, true);
+	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
+	ASSERT_EQ(0, reap(_metadata, spawn(_metadata, page_fault_storm,
+					   &report[1]), NULL));
+	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
+	ASSERT_EQ(0, pmc_read(fd, 0, &rd));
+	ASSERT_EQ(sizeof(storm), read(report[0], &storm, sizeof(storm)));
+	close(report[0]);
+	close(report[1]);
+	ring_tally(_metadata, &r, &t);
+	ring_unmap(&r);
+	close(fd);
+
+	periods = rd.value / STORM_PERIOD;
+	TH_LOG("root's sampler: %llu samples, %llu lost, %u throttles in %llu periods; uid %d's %u counters: %lld overflows",
+	       (unsigned long long)t.samples, (unsigned long long)t.lost,
+	       t.throttles, (unsigned long long)periods, NOBODY,
+	       STORM_COUNTERS, storm);
+	/* a storm it is: more than ten overflows for each of root's */
+	ASSERT_LT(10 * periods, (__u64)storm);
+	EXPECT_EQ(0, t.throttles);
+	EXPECT_LE(periods * 95 / 100, t.samples);
+}
+
 TEST_HARNESS_MAIN
