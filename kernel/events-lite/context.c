@@ -15,7 +15,9 @@
  * cpu->task_ctx is NULL on every CPU once the last counter is gone and
  * pmc_sched_key can turn the hooks off.
  */
+#include <linux/capability.h>
 #include <linux/cpuhotplug.h>
+#include <linux/cred.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
@@ -384,17 +386,26 @@ void pmc_disable(struct pmc_counter *counter)
 	pmc_ctx_call(counter->ctx, pmc_disable_fn, counter);
 }
 
+struct pmc_task_switch {
+	bool enable;
+	bool any_owner;		/* the caller may ptrace anyone */
+	kuid_t uid;		/* else only counters this user opened */
+};
+
 static void __pmc_task_set_enabled(struct pmc_context *ctx, void *arg)
 {
 	struct list_head *lists[] = { &ctx->pinned_groups,
 				      &ctx->flexible_groups };
+	const struct pmc_task_switch *sw = arg;
 	struct pmc_counter *leader;
-	bool enable = arg;
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(lists); i++) {
 		list_for_each_entry(leader, lists[i], group_entry) {
-			if (enable)
+			if (!sw->any_owner &&
+			    !uid_eq(pmc_counter_owner(leader), sw->uid))
+				continue;
+			if (sw->enable)
 				pmc_enable_locked(ctx, leader);
 			else
 				pmc_disable_locked(ctx, leader);
@@ -402,14 +413,24 @@ static void __pmc_task_set_enabled(struct pmc_context *ctx, void *arg)
 	}
 }
 
-/* prctl(): enable or disable every group leader on the calling task. */
+/*
+ * prctl(): enable or disable the group leaders on the calling task that
+ * its own user opened. Those another user attached (a monitor the task
+ * could not ptrace) are left alone: a watched task must not blind its
+ * watcher.
+ */
 static int pmc_task_set_enabled(bool enable)
 {
 	struct pmc_context *ctx = current->pmc_ctx;
+	struct pmc_task_switch sw = {
+		.enable = enable,
+		.any_owner = capable(CAP_SYS_PTRACE),
+		.uid = current_uid(),
+	};
 
 	/* Our own context: exit cannot run under us, no reference needed. */
 	if (ctx)
-		pmc_ctx_call(ctx, __pmc_task_set_enabled, (void *)enable);
+		pmc_ctx_call(ctx, __pmc_task_set_enabled, &sw);
 	return 0;
 }
 

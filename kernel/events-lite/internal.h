@@ -85,6 +85,12 @@ static inline bool pmc_is_leader(struct pmc_counter *counter)
 	return counter->leader == counter;
 }
 
+/* The user who opened @counter, or its original if it is a copy. */
+static inline kuid_t pmc_counter_owner(struct pmc_counter *counter)
+{
+	return (counter->parent ?: counter)->owner;
+}
+
 /* MMAP, MUNMAP or COMM records: the mm and exec hooks must build them. */
 static inline bool pmc_wants_side(struct pmc_counter *counter)
 {

@@ -342,7 +342,14 @@ static void pmc_ctx_side_record(struct pmc_context *ctx,
 	for (i = 0; i < ARRAY_SIZE(lists); i++) {
 		list_for_each_entry(leader, lists[i], group_entry) {
 			for_each_group_counter(pos, leader) {
-				if (!wants(pos))
+				/*
+				 * Only what the counter would count: enabled,
+				 * and on this CPU if it is bound to one.
+				 */
+				if (!wants(pos) ||
+				    pos->state < PMC_STATE_INACTIVE ||
+				    (pos->cpu >= 0 &&
+				     pos->cpu != smp_processor_id()))
 					continue;
 				pid_tid = pmc_pid_tid(pos, current);
 				head->pid = lower_32_bits(pid_tid);

@@ -66,11 +66,6 @@ struct pmc_budget {
 
 static DEFINE_PER_CPU(struct pmc_budget, pmc_budget);
 
-static kuid_t pmc_owner(struct pmc_counter *counter)
-{
-	return (counter->parent ?: counter)->owner;
-}
-
 /* The budget of this tick, started afresh at the first use in it. */
 static struct pmc_budget *pmc_budget_now(unsigned long now)
 {
@@ -116,7 +111,7 @@ static void pmc_charge(struct pmc_counter *counter, u64 ns)
 	struct pmc_budget *budget = pmc_budget_now(jiffies);
 
 	budget->ns += ns;
-	*pmc_owner_ns(budget, pmc_owner(counter)) += ns;
+	*pmc_owner_ns(budget, pmc_counter_owner(counter)) += ns;
 }
 
 /**
@@ -166,12 +161,12 @@ static bool pmc_over_time(struct pmc_counter *counter, unsigned long now)
 	if (budget->ns < limit)
 		return false;
 	nr = max(READ_ONCE(budget->nr_owners), 1U);
-	if (*pmc_owner_ns(budget, pmc_owner(counter)) < div_u64(limit, nr))
+	if (*pmc_owner_ns(budget, pmc_counter_owner(counter)) < div_u64(limit, nr))
 		return false;
 	pr_info_ratelimited("CPU %d: overflows took %llu ns of a tick (kernel.pmc_cpu_time_max_percent=%u): throttling uid %u\n",
 			    smp_processor_id(), budget->ns,
 			    READ_ONCE(sysctl_pmc_cpu_time_max_percent),
-			    from_kuid(&init_user_ns, pmc_owner(counter)));
+			    from_kuid(&init_user_ns, pmc_counter_owner(counter)));
 	return true;
 }
 

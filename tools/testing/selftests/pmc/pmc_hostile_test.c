@@ -1444,6 +1444,69 @@ TEST_F(hostile, sw_throttle)
 }
 
 /*
+ * COMM records reach a counter only while it could count: not while it
+ * is disabled, and for a task's counter bound to another CPU, not from
+ * this one.
+ */
+static unsigned int comm_records(struct __test_metadata *_metadata,
+				 struct pmc_ring *r, const char *name)
+{
+	__u64 pos = 0, head = ring_head(r);
+	const struct comm_rec *c = (const void *)&rec;
+	unsigned int nr = 0;
+	char err[160];
+	int ret;
+
+	while ((ret = ring_next(r, &pos, head, err, sizeof(err))) > 0)
+		if (!is_sample() && rec.h.type == PMC_EVENT_COMM &&
+		    rec.h.size > sizeof(*c) &&
+		    !strncmp(c->comm, name, rec.h.size - sizeof(*c)))
+			nr++;
+	EXPECT_EQ(0, ret) TH_LOG("%s", err);
+	return nr;
+}
+
+TEST_F(hostile, side_records_only_when_counting)
+{
+	static const char off[] = "pmc-comm-off", on[] = "pmc-comm-on",
+			  away[] = "pmc-comm-away";
+	struct pmc_ring r_self, r_other;
+	struct pmc_attr attr;
+	int self_fd, other_fd, cpus[2];
+
+	if (allowed_cpus(cpus, 2) < 2)
+		SKIP(return, "needs two CPUs");
+	ASSERT_EQ(0, pin_to_cpu(cpus[0])) TH_LOG("%s", strerror(errno));
+	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
+	attr.irq_period = NEVER_PERIOD;
+	attr.record_type = PMC_RECORD_IP;
+	attr.comm = 1;
+	attr.disabled = 1;
+	self_fd = counter_open(_metadata, &attr, 0, -1, -1);
+	ring_map(_metadata, &r_self, self_fd, 4, true);
+	attr.disabled = 0;
+	other_fd = counter_open(_metadata, &attr, 0, cpus[1], -1);
+	ring_map(_metadata, &r_other, other_fd, 4, true);
+
+	ASSERT_EQ(0, prctl(PR_SET_NAME, off, 0, 0, 0));
+	counter_ioctl(_metadata, self_fd, PMC_IOC_ENABLE);
+	ASSERT_EQ(0, prctl(PR_SET_NAME, on, 0, 0, 0));
+	counter_ioctl(_metadata, self_fd, PMC_IOC_DISABLE);
+	ASSERT_EQ(0, prctl(PR_SET_NAME, away, 0, 0, 0));
+
+	EXPECT_EQ(0, comm_records(_metadata, &r_self, off));
+	EXPECT_EQ(1, comm_records(_metadata, &r_self, on));
+	EXPECT_EQ(0, comm_records(_metadata, &r_self, away));
+	EXPECT_EQ(0, comm_records(_metadata, &r_other, off));
+	EXPECT_EQ(0, comm_records(_metadata, &r_other, on));
+	EXPECT_EQ(0, comm_records(_metadata, &r_other, away));
+	ring_unmap(&r_other);
+	ring_unmap(&r_self);
+	close(other_fd);
+	close(self_fd);
+}
+
+/*
  * One user's overflow storm does not throttle another user's sampler:
  * root's 1 kHz cpu-clock on CPU 0 keeps at least 95% of its samples
  * while uid 65534 runs a storm on that CPU of 256 page-fault counters

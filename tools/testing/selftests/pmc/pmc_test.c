@@ -125,6 +125,7 @@ struct burner {
 	__u64 burn_ns;
 	bool disable_self;
 	bool forever;
+	bool drop;		/* become nobody first */
 };
 
 static int burner_main(void *arg)
@@ -132,6 +133,8 @@ static int burner_main(void *arg)
 	struct burner *b = arg;
 	char c;
 
+	if (b->drop)
+		CHILD_CHECK(drop_privileges() == 0, "%s", strerror(errno));
 	CHILD_CHECK(read(b->go[0], &c, 1) == 1, "no go from the parent");
 	burn_cpu(b->burn_ns);
 	if (b->disable_self)
@@ -982,7 +985,7 @@ TEST_F(pmc, prctl_spares_other_tasks)
 	close(fd);
 }
 
-/* A task's prctl() stops counters on it, whoever created them. */
+/* A task's prctl() stops counters its own user put on it. */
 TEST_F(pmc, prctl_by_the_counted_task)
 {
 	struct burner b = {
@@ -1007,6 +1010,40 @@ TEST_F(pmc, prctl_by_the_counted_task)
 	usleep(100 * 1000);
 	v2 = counter_value(_metadata, fd);
 	EXPECT_EQ(v1, v2);
+
+	kill_child(child);
+	close(fd);
+}
+
+/*
+ * ...but not those another user attached: nobody's prctl() leaves root's
+ * monitor counting (a watched task must not blind its watcher).
+ */
+TEST_F(pmc, prctl_spares_another_users_monitor)
+{
+	struct burner b = {
+		.burn_ns = SHORT_BURN_NS,
+		.disable_self = true,
+		.forever = true,
+		.drop = true,
+	};
+	struct pmc_attr attr;
+	__u64 v1, v2;
+	pid_t child;
+	int fd;
+
+	if (!self->root)
+		SKIP(return, "needs root: a monitor of another user's task");
+	child = burner_spawn(_metadata, &b);
+	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
+	fd = counter_open(_metadata, &attr, child, -1, -1);
+	burner_go(_metadata, &b);
+	burner_wait_done(_metadata, &b);
+
+	v1 = counter_value(_metadata, fd);
+	usleep(100 * 1000);
+	v2 = counter_value(_metadata, fd);
+	EXPECT_LT(v1, v2) TH_LOG("the child's prctl() stopped root's counter");
 
 	kill_child(child);
 	close(fd);
