@@ -188,8 +188,8 @@ lost:
 #define PMC_REFRESH_OFF		-1
 
 /*
- * An overflow of a sampling counter: write a sample unless the CPU's
- * sample budget is spent (throttle.c), and count down a REFRESH budget.
+ * An overflow of a sampling counter: write a sample unless the counter is
+ * throttled (throttle.c), and count down a REFRESH budget.
  * Any context, NMI included.
  */
 void pmc_counter_overflow(struct pmc_counter *counter, struct pt_regs *regs,

@@ -28,6 +28,8 @@ run_child(char **cmd, pid_t parent, int go_fd, int err_fd)
 	ssize_t n;
 	int err;
 
+	/* The command gets the default action, whatever the parent set. */
+	signal(SIGINT, SIG_DFL);
 	/* Never left stopped by a parent that died before continuing it. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
 		_exit(127);
@@ -74,10 +76,14 @@ int pmc_child_spawn(struct pmc_child *child, const char *prog, char **cmd)
 	close(err[1]);
 	child->go_fd = go[1];
 	child->err_fd = err[0];
+	/*
+	 * Stopped, or continued already by a SIGCONT from elsewhere (job
+	 * control): either way it goes no further than the go pipe.
+	 */
 	do {
-		ret = waitpid(child->pid, &status, WUNTRACED);
+		ret = waitpid(child->pid, &status, WUNTRACED | WCONTINUED);
 	} while (ret < 0 && errno == EINTR);
-	if (ret == child->pid && WIFSTOPPED(status))
+	if (ret == child->pid && (WIFSTOPPED(status) || WIFCONTINUED(status)))
 		return 0;
 	fprintf(stderr, "%s: the command's process did not stop before exec\n",
 		prog);

@@ -542,7 +542,10 @@ struct report {
 	__u64 nr_lost;
 	__u64 nr_throttles;
 	__u64 throttled_ns;		/* from each THROTTLE to its UNTHROTTLE */
-	struct pmc_data_throttle *open_throttles;	/* not yet ended, by id */
+	struct open_throttle {
+		__u64 id, start;
+		unsigned int depth;	/* THROTTLEs not yet ended */
+	} *open_throttles;
 	size_t nr_open, cap_open;
 	__u64 nr_unknown;		/* records of types we do not know */
 	__u64 first_time, last_time;
@@ -678,13 +681,16 @@ static void add_lost(struct report *rep, const unsigned char *rec,
 
 /*
  * The kernel stopped a counter's samples (its rate, or the time its
- * overflows took) until a later tick: count the gaps, summed per
- * counter id (one per CPU under -a).
+ * overflows took) until a later tick: count the throttles, and the time
+ * in which a counter id had one standing (one id per CPU under -a; the
+ * inherited copies of a task's counter share its id, and their
+ * throttles may overlap).
  */
 static void add_throttle(struct report *rep, const unsigned char *rec,
 			 size_t size, __u64 where)
 {
 	struct pmc_data_throttle t;
+	struct open_throttle *o;
 	size_t i;
 
 	if (size < sizeof(t))
@@ -698,14 +704,20 @@ static void add_throttle(struct report *rep, const unsigned char *rec,
 		rep->nr_throttles++;
 		if (i == rep->nr_open) {
 			GROW(rep->open_throttles, rep->nr_open, rep->cap_open);
-			rep->nr_open++;
+			rep->open_throttles[rep->nr_open++] =
+				(struct open_throttle) { t.id, t.time, 0 };
 		}
-		rep->open_throttles[i] = t;
-	} else if (i < rep->nr_open) {
-		if (t.time > rep->open_throttles[i].time)
-			rep->throttled_ns += t.time - rep->open_throttles[i].time;
-		rep->open_throttles[i] = rep->open_throttles[--rep->nr_open];
+		rep->open_throttles[i].depth++;
+		return;
 	}
+	if (i == rep->nr_open)
+		return;		/* from before the recording started */
+	o = &rep->open_throttles[i];
+	if (--o->depth)
+		return;
+	if (t.time > o->start)
+		rep->throttled_ns += t.time - o->start;
+	*o = rep->open_throttles[--rep->nr_open];
 }
 
 /* Replay every record in file order; any inconsistency is fatal. */

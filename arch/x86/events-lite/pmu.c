@@ -66,7 +66,9 @@ struct pmc_x86_cpu {
 	unsigned long active;		/* published slots */
 	/* written by stop() and the NMI, read by the NMI; own CPU only */
 	unsigned long late_until;	/* jiffies */
-	u64 nmi_mark;			/* NMI only: its time charged so far */
+	/* NMI only: its time charged so far, and to which counter last */
+	u64 nmi_mark;
+	struct pmc_counter *nmi_last;
 	struct irq_work throttle_work;	/* from the NMI: arm the timer */
 	struct hrtimer unthrottle_timer;	/* the next tick */
 };
@@ -324,7 +326,8 @@ static struct pt_regs *pmc_x86_sample_regs(struct pt_regs *regs)
 /*
  * An overflowed counter, in the NMI: sample, then the next period. The
  * NMI's time up to here is charged to it (the first one also pays for
- * the NMI's start), to its owner's share of the time bound.
+ * the NMI's start, the last for its end), to its owner's share of the
+ * time bound.
  */
 static void pmc_x86_overflow(struct pmc_x86_cpu *cpuc,
 			     struct pmc_counter *counter, struct pt_regs *regs)
@@ -339,6 +342,7 @@ static void pmc_x86_overflow(struct pmc_x86_cpu *cpuc,
 	now = local_clock();
 	pmc_overflow_took(counter, now - cpuc->nmi_mark);
 	cpuc->nmi_mark = now;
+	cpuc->nmi_last = counter;
 }
 
 /* No global status: counters start negative, the top bit clears on wrap. */
@@ -413,6 +417,7 @@ static int pmc_x86_nmi(unsigned int cmd, struct pt_regs *regs)
 	int handled;
 
 	cpuc->nmi_mark = local_clock();
+	cpuc->nmi_last = NULL;
 	if (pmc_x86_model->global_status)
 		handled = pmc_x86_ack_status(cpuc, regs);
 	else
@@ -421,6 +426,9 @@ static int pmc_x86_nmi(unsigned int cmd, struct pt_regs *regs)
 		pmc_x86_msr->nmi_end();
 	if (!pmc_x86_emulated)	/* the APIC masks LVTPC when it delivers */
 		apic_write(APIC_LVTPC, APIC_DM_NMI);
+	if (cpuc->nmi_last)	/* the status writes and the re-arm */
+		pmc_overflow_took(cpuc->nmi_last,
+				  local_clock() - cpuc->nmi_mark);
 	if (handled) {
 		pmc_x86_open_late_window(cpuc);
 		return handled;

@@ -19,8 +19,9 @@
  *			killed: the header gives no sizes or counts
  *	mixed		kernel frames, a kernel IP that pmc_paranoid hid,
  *			an unmapped IP, a chain ending in a zero, a
- *			second comm, two throttles of 3 ms and 2 ms, and
- *			a record of a type pmc-report does not know: see
+ *			second comm, throttles of two counters (3 ms and
+ *			2 ms, the second's two copies overlapping), and a
+ *			record of a type pmc-report does not know: see
  *			add_mixed_samples()
  */
 #include <elf.h>
@@ -181,9 +182,15 @@ static void add_mixed_samples(__u32 record_type)
 		add_sample(record_type, PID, false, UNMAPPED_IP, unmapped, 0, 3);
 	add_comm(PID + 2, "worker");
 	add_sample(record_type, PID + 2, false, hot, worker, 0, 3);
-	/* Two counters' throttles overlap: each gap is its own. */
+	/*
+	 * Two counters' throttles overlap: each gap is its own. Counter
+	 * 2's two inherited copies are throttled from 1 to 2.5 ms and from
+	 * 1.5 to 3 ms: 2 ms without samples.
+	 */
 	add_throttle(PMC_EVENT_THROTTLE, 1, now);
 	add_throttle(PMC_EVENT_THROTTLE, 2, now + 1000000);
+	add_throttle(PMC_EVENT_THROTTLE, 2, now + 1500000);
+	add_throttle(PMC_EVENT_UNTHROTTLE, 2, now + 2500000);
 	add_throttle(PMC_EVENT_UNTHROTTLE, 1, now + 3000000);
 	add_throttle(PMC_EVENT_UNTHROTTLE, 2, now + 3000000);
 	((struct pmc_event_header *)add_record(16))->type = 99;

@@ -180,8 +180,8 @@ run --folded "$tmp/mixed.data" >"$tmp/out" 2>/dev/null
 check "--folded: kernel, hidden and unmapped frames and a second comm" \
 	diff -u "$here/mixed.folded" "$tmp/out"
 run "$tmp/mixed.data" >"$tmp/out" 2>/dev/null
-check "header: two counters' throttles, 5 ms without samples in all" \
-	grep -q "^# throttled 2 times, 0.005 s in all without samples" "$tmp/out"
+check "header: two counters' 3 throttles (two overlap), 5 ms without samples" \
+	grep -q "^# throttled 3 times, 0.005 s in all without samples" "$tmp/out"
 check "header: the record of an unknown type is counted, not fatal" \
 	grep -q "^# records of unknown type skipped: 1$" "$tmp/out"
 run --folded "$tmp/nochain.data" >"$tmp/out" 2>"$tmp/err"

@@ -1445,8 +1445,8 @@ TEST_F(hostile, sw_throttle)
 
 /*
  * COMM records reach a counter only while it could count: not while it
- * is disabled, and for a task's counter bound to another CPU, not from
- * this one.
+ * is disabled, and for a task's counter bound to a CPU, only from that
+ * CPU.
  */
 static unsigned int comm_records(struct __test_metadata *_metadata,
 				 struct pmc_ring *r, const char *name)
@@ -1469,7 +1469,7 @@ static unsigned int comm_records(struct __test_metadata *_metadata,
 TEST_F(hostile, side_records_only_when_counting)
 {
 	static const char off[] = "pmc-comm-off", on[] = "pmc-comm-on",
-			  away[] = "pmc-comm-away";
+			  away[] = "pmc-comm-away", there[] = "pmc-comm-there";
 	struct pmc_ring r_self, r_other;
 	struct pmc_attr attr;
 	int self_fd, other_fd, cpus[2];
@@ -1493,6 +1493,8 @@ TEST_F(hostile, side_records_only_when_counting)
 	ASSERT_EQ(0, prctl(PR_SET_NAME, on, 0, 0, 0));
 	counter_ioctl(_metadata, self_fd, PMC_IOC_DISABLE);
 	ASSERT_EQ(0, prctl(PR_SET_NAME, away, 0, 0, 0));
+	ASSERT_EQ(0, pin_to_cpu(cpus[1])) TH_LOG("%s", strerror(errno));
+	ASSERT_EQ(0, prctl(PR_SET_NAME, there, 0, 0, 0));
 
 	EXPECT_EQ(0, comm_records(_metadata, &r_self, off));
 	EXPECT_EQ(1, comm_records(_metadata, &r_self, on));
@@ -1500,6 +1502,8 @@ TEST_F(hostile, side_records_only_when_counting)
 	EXPECT_EQ(0, comm_records(_metadata, &r_other, off));
 	EXPECT_EQ(0, comm_records(_metadata, &r_other, on));
 	EXPECT_EQ(0, comm_records(_metadata, &r_other, away));
+	EXPECT_EQ(0, comm_records(_metadata, &r_self, there));
+	EXPECT_EQ(1, comm_records(_metadata, &r_other, there));
 	ring_unmap(&r_other);
 	ring_unmap(&r_self);
 	close(other_fd);
@@ -1594,6 +1598,93 @@ TEST_F_TIMEOUT(hostile, page_fault_storm_spares_root, 60)
 	ASSERT_LT(10 * periods, (__u64)storm);
 	EXPECT_EQ(0, t.throttles);
 	EXPECT_LE(periods * 95 / 100, t.samples);
+}
+
+/*
+ * The time bound stops the user who spends it: with
+ * kernel.pmc_cpu_time_max_percent at 5, uid 65534's 50 task-clocks at
+ * 10 us on CPU 0 take more than their share of each tick and are
+ * throttled, while root's 100 Hz cpu-clock sampler on that CPU, cheap,
+ * never is. A bound shared by all throttled whoever came next.
+ */
+#define TIME_MAX_PATH		"/proc/sys/kernel/pmc_cpu_time_max_percent"
+#define TIME_STORM_CLOCKS	50
+
+/* As nobody on CPU 0: the clock storm; its THROTTLE records to @arg. */
+static int clock_storm(void *arg)
+{
+	struct pmc_ring r[TIME_STORM_CLOCKS];
+	int fds[TIME_STORM_CLOCKS], report = *(int *)arg;
+	unsigned int i, throttles = 0;
+	struct pmc_attr attr;
+	__u64 pos, head;
+	char err[160];
+
+	CHILD_CHECK(pin_to_cpu(0) == 0, "pin: %s", strerror(errno));
+	CHILD_CHECK(drop_privileges() == 0, "%s", strerror(errno));
+	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
+	attr.irq_period = 10 * NSEC_PER_USEC;
+	attr.record_type = PMC_RECORD_IP;
+	for (i = 0; i < TIME_STORM_CLOCKS; i++) {
+		fds[i] = pmc_open(&attr, 0, -1, -1, 0);
+		CHILD_CHECK(fds[i] >= 0, "clock %u: %s", i, strerror(errno));
+		CHILD_CHECK(!pmc_ring_map(&r[i], fds[i], 1, true),
+			    "mmap: %s", strerror(errno));
+	}
+	burn_cpu(STORM_NS);
+	/* The rings fill: what matters is the THROTTLEs of the first ticks. */
+	for (i = 0; i < TIME_STORM_CLOCKS; i++) {
+		ioctl(fds[i], PMC_IOC_DISABLE, 0);
+		pos = 0;
+		head = ring_head(&r[i]);
+		while (ring_next(&r[i], &pos, head, err, sizeof(err)) > 0)
+			throttles += !is_sample() &&
+				     rec.h.type == PMC_EVENT_THROTTLE;
+		ring_unmap(&r[i]);
+		close(fds[i]);
+	}
+	CHILD_CHECK(write(report, &throttles, sizeof(throttles)) ==
+		    sizeof(throttles), "write: %s", strerror(errno));
+	return 0;
+}
+
+TEST_F_TIMEOUT(hostile, clock_storm_throttles_its_owner, 60)
+{
+	unsigned int storm_throttles = 0;
+	struct ring_tally t = { };
+	struct pmc_attr attr;
+	struct pmc_ring r;
+	int fd, report[2];
+	long old_pct = 0;
+
+	if (!self->root)
+		SKIP(return, "needs root: sets kernel.pmc_cpu_time_max_percent");
+	ASSERT_EQ(0, read_int_file(TIME_MAX_PATH, &old_pct));
+	ASSERT_EQ(0, write_int_file(TIME_MAX_PATH, 5));
+	ASSERT_EQ(0, pipe(report));
+	pmc_sw_attr(&attr, PMC_SW_CPU_CLOCK, 0);
+	attr.irq_period = 10 * NSEC_PER_MSEC;
+	attr.record_type = PMC_RECORD_IP;
+	fd = counter_open(_metadata, &attr, -1, 0, -1);
+	ring_map(_metadata, &r, fd, 16, true);
+	EXPECT_EQ(0, reap(_metadata, spawn(_metadata, clock_storm,
+					   &report[1]), NULL));
+	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
+	EXPECT_EQ(0, write_int_file(TIME_MAX_PATH, old_pct));
+	ASSERT_EQ(sizeof(storm_throttles),
+		  read(report[0], &storm_throttles, sizeof(storm_throttles)));
+	close(report[0]);
+	close(report[1]);
+	ring_tally(_metadata, &r, &t);
+	ring_unmap(&r);
+	close(fd);
+
+	TH_LOG("root's sampler: %llu samples, %llu lost, %u throttles; uid %d's %u clocks: %u throttles",
+	       (unsigned long long)t.samples, (unsigned long long)t.lost,
+	       t.throttles, NOBODY, TIME_STORM_CLOCKS, storm_throttles);
+	EXPECT_LT(0, storm_throttles);
+	EXPECT_EQ(0, t.throttles);
+	EXPECT_LT(0, t.samples);
 }
 
 TEST_HARNESS_MAIN
