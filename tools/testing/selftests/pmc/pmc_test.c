@@ -985,16 +985,21 @@ TEST_F(pmc, prctl_spares_other_tasks)
 	close(fd);
 }
 
-/* A task's prctl() stops counters its own user put on it. */
-TEST_F(pmc, prctl_by_the_counted_task)
+/*
+ * A child burns, then calls prctl(PR_TASK_PMC_DISABLE) and burns on; as
+ * nobody if @drop. Its task-clock, opened here, as the prctl() left it:
+ * @v1 just after, and @v2 100 ms later.
+ */
+static void prctl_in_counted_child(struct __test_metadata *_metadata,
+				   bool drop, __u64 *v1, __u64 *v2)
 {
 	struct burner b = {
 		.burn_ns = SHORT_BURN_NS,
 		.disable_self = true,
 		.forever = true,
+		.drop = drop,
 	};
 	struct pmc_attr attr;
-	__u64 v1, v2;
 	pid_t child;
 	int fd;
 
@@ -1004,15 +1009,22 @@ TEST_F(pmc, prctl_by_the_counted_task)
 	burner_go(_metadata, &b);
 	burner_wait_done(_metadata, &b);
 
-	/* counted while it burnt, frozen once it disabled its counters */
-	v1 = counter_value(_metadata, fd);
-	EXPECT_LE(SHORT_BURN_NS * 9 / 10, v1);
+	*v1 = counter_value(_metadata, fd);
+	EXPECT_LE(SHORT_BURN_NS * 9 / 10, *v1);	/* counted while it burnt */
 	usleep(100 * 1000);
-	v2 = counter_value(_metadata, fd);
-	EXPECT_EQ(v1, v2);
+	*v2 = counter_value(_metadata, fd);
 
 	kill_child(child);
 	close(fd);
+}
+
+/* A task's prctl() stops counters its own user put on it. */
+TEST_F(pmc, prctl_by_the_counted_task)
+{
+	__u64 v1, v2;
+
+	prctl_in_counted_child(_metadata, false, &v1, &v2);
+	EXPECT_EQ(v1, v2);
 }
 
 /*
@@ -1021,33 +1033,12 @@ TEST_F(pmc, prctl_by_the_counted_task)
  */
 TEST_F(pmc, prctl_spares_another_users_monitor)
 {
-	struct burner b = {
-		.burn_ns = SHORT_BURN_NS,
-		.disable_self = true,
-		.forever = true,
-		.drop = true,
-	};
-	struct pmc_attr attr;
 	__u64 v1, v2;
-	pid_t child;
-	int fd;
 
 	if (!self->root)
 		SKIP(return, "needs root: a monitor of another user's task");
-	child = burner_spawn(_metadata, &b);
-	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
-	fd = counter_open(_metadata, &attr, child, -1, -1);
-	burner_go(_metadata, &b);
-	burner_wait_done(_metadata, &b);
-
-	v1 = counter_value(_metadata, fd);
-	EXPECT_LE(SHORT_BURN_NS * 9 / 10, v1);
-	usleep(100 * 1000);
-	v2 = counter_value(_metadata, fd);
+	prctl_in_counted_child(_metadata, true, &v1, &v2);
 	EXPECT_LT(v1, v2) TH_LOG("the child's prctl() stopped root's counter");
-
-	kill_child(child);
-	close(fd);
 }
 
 /*
