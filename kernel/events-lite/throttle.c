@@ -33,9 +33,11 @@
  *
  * The per-tick sums are per CPU, kept by the overflow paths of that CPU
  * in hardirq and NMI. An NMI that interrupts an update can make a sum
- * miss one overflow's time; the bound stays within an overflow per
- * counter per tick. More owners in a tick than PMC_BUDGET_OWNERS share
- * the last share.
+ * miss, or charge to the wrong owner, one overflow's time. Each owner
+ * stops at its share of the total so far, so the bound is exceeded by
+ * at most an overflow per counter and the owners' staggered shares (a
+ * tick of n owners at most about 1 + 1/2 + ... + 1/n limits). More
+ * owners in a tick than PMC_BUDGET_OWNERS share the last share.
  */
 #define pr_fmt(fmt) "events-lite: " fmt
 
