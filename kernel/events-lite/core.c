@@ -454,6 +454,7 @@ static ssize_t pmc_read(struct file *file, char __user *buf, size_t count,
 	u32 format = counter->attr.read_format;
 	bool group = format & PMC_FORMAT_GROUP;
 	struct pmc_read_args args = { .counter = counter };
+	struct mutex *fold_lock = NULL;
 	u64 on_stack[16];
 	size_t nr, size;
 	ssize_t ret;
@@ -461,9 +462,18 @@ static ssize_t pmc_read(struct file *file, char __user *buf, size_t count,
 	/* A group's size only changes under ctx->mutex: bound it first. */
 	if (group)
 		mutex_lock(&counter->ctx->mutex);
-	/* An exited child's fold into the totals is one step. */
-	if (counter->attr.inherit)
-		mutex_lock(&counter->child_mutex);
+	/*
+	 * An exited child's fold into the totals is one step: a copy's
+	 * under its original's child_mutex, a copied group's under its
+	 * original leader's (inherit.c). Only a leader with attr.inherit
+	 * has its group copied, and it is stable under ctx->mutex.
+	 */
+	if (group && counter->leader->attr.inherit)
+		fold_lock = &counter->leader->child_mutex;
+	else if (!group && counter->attr.inherit)
+		fold_lock = &counter->child_mutex;
+	if (fold_lock)
+		mutex_lock(fold_lock);
 	nr = 1 + hweight32(format & (PMC_FORMAT_TOTAL_TIME_ENABLED |
 				     PMC_FORMAT_TOTAL_TIME_RUNNING));
 	if (group)
@@ -489,8 +499,8 @@ static ssize_t pmc_read(struct file *file, char __user *buf, size_t count,
 	if (args.values != on_stack)
 		kfree(args.values);
 out:
-	if (counter->attr.inherit)
-		mutex_unlock(&counter->child_mutex);
+	if (fold_lock)
+		mutex_unlock(fold_lock);
 	if (group)
 		mutex_unlock(&counter->ctx->mutex);
 	return ret;

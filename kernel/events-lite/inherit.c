@@ -12,6 +12,11 @@
  * the exit, so a read() after wait() covers the whole tree. Until then
  * the copy is on the original's child_list, where ioctls find it.
  *
+ * A copied group folds as one step, for a PMC_FORMAT_GROUP read() that
+ * holds only its leader's child_mutex: under the original leader's
+ * child_mutex, with each member's original's child_mutex taken inside
+ * it (SINGLE_DEPTH_NESTING). Nothing takes a leader's after a member's.
+ *
  * Fork runs in the parent, which holds its context's mutex so that no
  * counter comes or goes, and stops the rotation of its flexible list
  * while it walks it.
@@ -127,19 +132,71 @@ void __pmc_free_task(struct task_struct *child)
 	pmc_ctx_put(ctx);
 }
 
-/* A copy leaves its original's list, adding its totals if @fold. */
+/*
+ * A copy leaves its original's list, adding its totals if @fold. The
+ * original's child_mutex is held.
+ */
 static void pmc_inherit_fold(struct pmc_counter *counter, bool fold)
 {
 	struct pmc_counter *orig = counter->parent;
 
-	mutex_lock(&orig->child_mutex);
+	lockdep_assert_held(&orig->child_mutex);
 	list_del_init(&counter->child_entry);
 	if (fold) {
 		atomic64_add(local64_read(&counter->count), &orig->child_count);
 		atomic64_add(counter->time_enabled, &orig->child_time_enabled);
 		atomic64_add(counter->time_running, &orig->child_time_running);
 	}
-	mutex_unlock(&orig->child_mutex);
+}
+
+/* A dead copied group, members on its sibling list: one step for read(). */
+static void pmc_inherit_fold_group(struct pmc_counter *leader, bool fold)
+{
+	struct mutex *lock = &leader->parent->child_mutex;
+	struct pmc_counter *pos;
+
+	mutex_lock(lock);
+	pmc_inherit_fold(leader, fold);
+	list_for_each_entry(pos, &leader->siblings, group_entry) {
+		mutex_lock_nested(&pos->parent->child_mutex,
+				  SINGLE_DEPTH_NESTING);
+		pmc_inherit_fold(pos, fold);
+		mutex_unlock(&pos->parent->child_mutex);
+	}
+	mutex_unlock(lock);
+}
+
+/*
+ * Unlink the copied group of @leader from @ctx onto @dead. Its copied
+ * members stay on its sibling list, and keep ->leader, so that they
+ * fold with it; members that are the task's own (none, as copies have
+ * no fd to join) become groups of their own and stay. ctx->lock held.
+ */
+static void pmc_inherit_unlink_group(struct pmc_context *ctx,
+				     struct pmc_counter *leader,
+				     struct list_head *dead)
+{
+	struct pmc_counter *pos, *tmp;
+	LIST_HEAD(members);
+
+	list_for_each_entry_safe(pos, tmp, &leader->siblings, group_entry) {
+		if (!pos->parent)
+			continue;
+		pmc_counter_fold(pos);
+		pmc_ctx_unlink(ctx, pos);
+		list_add_tail(&pos->group_entry, &members);
+	}
+	pmc_counter_fold(leader);
+	pmc_ctx_unlink(ctx, leader);
+	list_splice(&members, &leader->siblings);
+	list_add_tail(&leader->group_entry, dead);
+}
+
+/* Drop a dead copy and its reference on its original. */
+static void pmc_inherit_put(struct pmc_counter *counter)
+{
+	pmc_counter_put(counter->parent);
+	pmc_counter_put(counter);
 }
 
 /*
@@ -159,27 +216,24 @@ void pmc_inherit_exit(struct pmc_context *ctx, bool fold)
 	raw_spin_lock_irqsave(&ctx->lock, flags);
 	for (i = 0; i < ARRAY_SIZE(lists); i++) {
 		list_for_each_entry_safe(leader, ltmp, lists[i], group_entry) {
-			list_for_each_entry_safe(pos, tmp, &leader->siblings,
-						 group_entry) {
-				if (!pos->parent)
-					continue;
-				pmc_counter_fold(pos);
-				pmc_ctx_unlink(ctx, pos);
-				list_add(&pos->group_entry, &dead);
-			}
-			if (!leader->parent)
-				continue;
-			pmc_counter_fold(leader);
-			/* Members left are the task's own: they stay. */
-			pmc_ctx_unlink(ctx, leader);
-			list_add(&leader->group_entry, &dead);
+			/* Only copies lead copies: the task's own stay. */
+			if (leader->parent)
+				pmc_inherit_unlink_group(ctx, leader, &dead);
 		}
 	}
 	raw_spin_unlock_irqrestore(&ctx->lock, flags);
 
-	list_for_each_entry_safe(pos, tmp, &dead, group_entry) {
-		pmc_inherit_fold(pos, fold);
-		pmc_counter_put(pos->parent);
-		pmc_counter_put(pos);
+	list_for_each_entry(leader, &dead, group_entry)
+		pmc_inherit_fold_group(leader, fold);
+	/*
+	 * Only with every group folded may a copy go, and an original whose
+	 * last copy it was: a group's fold walks its leader's siblings and
+	 * holds its original leader's child_mutex.
+	 */
+	list_for_each_entry_safe(leader, ltmp, &dead, group_entry) {
+		list_for_each_entry_safe(pos, tmp, &leader->siblings,
+					 group_entry)
+			pmc_inherit_put(pos);
+		pmc_inherit_put(leader);
 	}
 }

@@ -7,6 +7,14 @@
  *  - pmc_context::mutex serialises the changes that add or remove
  *    counters of a context (pmc_open(), close(), fork, task exit).
  *    Process context only.
+ *  - pmc_counter::child_mutex of an original counter (process context)
+ *    guards its inherited copies' list and their folds into its child
+ *    totals (inherit.c). An exiting copied group folds under its
+ *    original leader's child_mutex, each member's original's nested
+ *    inside it (SINGLE_DEPTH_NESTING), so that a PMC_FORMAT_GROUP
+ *    read() needs the leader's only. Order: ctx->mutex -> leader's
+ *    child_mutex -> member's child_mutex; never a leader's inside a
+ *    member's.
  *  - pmc_context::lock (raw, IRQ-safe) protects the group lists and
  *    their order, the counter states and times, and is_active. It is
  *    taken by the scheduler hooks (IRQs off, rq lock held), by the IPI

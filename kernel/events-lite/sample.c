@@ -16,6 +16,7 @@
  *
  * Pids and tids in records are those of the opener's pid namespace.
  */
+#include <linux/compat.h>
 #include <linux/fs.h>
 #include <linux/math64.h>
 #include <linux/mm.h>
@@ -53,6 +54,32 @@ static u64 pmc_visible(struct pmc_counter *counter, u64 addr)
 	return counter->kernel_visible || !pmc_kernel_addr(addr) ? addr : 0;
 }
 
+#if defined(CONFIG_X86) && defined(CONFIG_COMPAT)
+/*
+ * A 32-bit task's frames are { u32 next, u32 ret }: read as longs, two
+ * of them would make one bogus address. The same walk on 32-bit words,
+ * as perf_callchain_user32() does, but taking the flat segments Linux
+ * gives such tasks; only the low half of regs->bp is their ebp.
+ */
+static unsigned int pmc_user_callchain32(struct pt_regs *regs, u64 *ips,
+					 unsigned int nr, unsigned int max)
+{
+	struct { u32 next, ret; } frame;
+	u32 fp = regs->bp;
+
+	while (nr < max && fp && !(fp & (sizeof(u32) - 1))) {
+		if (copy_from_user_nofault(&frame, compat_ptr(fp),
+					   sizeof(frame)))
+			break;
+		ips[nr++] = frame.ret;
+		if (frame.next <= fp)
+			break;
+		fp = frame.next;
+	}
+	return nr;
+}
+#endif
+
 /* User frames by frame-pointer walk; safe in NMI context. */
 static unsigned int pmc_user_callchain(struct pt_regs *regs, u64 *ips,
 				       unsigned int max)
@@ -62,6 +89,10 @@ static unsigned int pmc_user_callchain(struct pt_regs *regs, u64 *ips,
 	unsigned int nr = 0;
 
 	ips[nr++] = regs->ip;
+#if defined(CONFIG_X86) && defined(CONFIG_COMPAT)
+	if (!user_64bit_mode(regs))
+		return pmc_user_callchain32(regs, ips, nr, max);
+#endif
 	while (nr < max && fp && !(fp & (sizeof(long) - 1))) {
 		if (copy_from_user_nofault(&frame, (void __user *)fp,
 					   sizeof(frame)))

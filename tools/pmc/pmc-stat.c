@@ -515,6 +515,38 @@ static void print_one(const struct stat_counter *c, double elapsed_ns)
 		print_counter(c, elapsed_ns);
 }
 
+/*
+ * A hardware counter that was enabled but never ran found no free
+ * hardware counter: another owner held them (the user guide's "Sharing
+ * the PMU"). Say who can hold them, and how to free them.
+ */
+static void explain_not_counted(void)
+{
+	bool busy = false;
+	long watchdog = 0;
+	size_t i;
+	FILE *f;
+
+	for (i = 0; i < nr_counters; i++) {
+		const struct stat_counter *c = &counters[i];
+
+		if (c->supported && !c->counted && c->count.enabled &&
+		    pmc_config_needs_pmu(c->config))
+			busy = true;
+	}
+	if (!busy)
+		return;
+	f = fopen("/proc/sys/kernel/nmi_watchdog", "r");
+	if (f) {
+		if (fscanf(f, "%ld", &watchdog) != 1)
+			watchdog = 0;
+		fclose(f);
+	}
+	fprintf(stderr, "pmc-stat: <not counted>: the hardware counters were held by %s; events-lite counts only on counters no one else holds\n",
+		watchdog ? "the NMI watchdog (free it: sysctl kernel.nmi_watchdog=0), perf or a KVM guest" :
+			   "perf or a KVM guest (perf events; end them)");
+}
+
 static void print_stats(pid_t attach_pid, char **cmd, double elapsed_ns)
 {
 	size_t i;
@@ -522,6 +554,7 @@ static void print_stats(pid_t attach_pid, char **cmd, double elapsed_ns)
 	if (csv_sep || json) {
 		for (i = 0; i < nr_counters; i++)
 			print_one(&counters[i], elapsed_ns);
+		explain_not_counted();
 		return;
 	}
 	fprintf(stderr, "\n Counter stats for ");
@@ -545,6 +578,7 @@ static void print_stats(pid_t attach_pid, char **cmd, double elapsed_ns)
 
 	fprintf(stderr, "\n%15.6f seconds time elapsed%s\n\n", elapsed_ns / 1e9,
 		repeat > 1 ? " (mean)" : "");
+	explain_not_counted();
 }
 
 static double now_ns(void)

@@ -8,8 +8,10 @@
  * the register file of the model: its counter count and width, P6's
  * shared enable bit in EVNTSEL0, 32-bit sign-extended counter writes,
  * and the global control, status and acknowledge registers of Intel
- * arch-perfmon v2+ and AMD PerfMonV2. An enabled counter (EN, USR or
- * OS, and its global enable bit where there is one) advances with
+ * arch-perfmon v2+ and AMD PerfMonV2, with Intel's three fixed counters
+ * (instructions, cycles, reference cycles), which events-lite leaves to
+ * perf. An enabled counter (EN, USR or OS, and its global enable bit
+ * where there is one) advances with
  * local_clock() at a fixed rate per event, so a workload's true count
  * is known: cycles run at 1 GHz, instructions at 0.5 per ns, and so on
  * (pmc_emu_rate). A per-CPU hrtimer fires when the next
@@ -31,6 +33,12 @@
  *		the counter that overflowed, then raise them: the late
  *		PMI that hardware delivers when a counter is stopped while
  *		its interrupt is in flight. Counts down as they are raised.
+ *  foreign	another owner of the PMU beside events-lite, a stand-in
+ *		for perf, the NMI watchdog and KVM (emu_foreign.c).
+ *
+ * It also models the perfctr reservation that perf and the watchdog
+ * share with the driver (pmc_x86_msr_ops.reserve), and counts the
+ * driver's MSR accesses, those in NMI context apart, for the tests.
  *
  * A CPU that goes down loses its PMU state, and one that comes up finds
  * every register 0, global enables included, as firmware leaves them.
@@ -54,7 +62,7 @@
 #include <asm/apic.h>
 #include <asm/irq_regs.h>
 
-#include "pmc_x86.h"
+#include "emu.h"
 
 #undef MODULE_PARAM_PREFIX
 #define MODULE_PARAM_PREFIX "pmc_emu."
@@ -93,52 +101,74 @@ MODULE_PARM_DESC(min_ns, "shortest time between overflow interrupts (ns)");
 module_param_named(late_pmis, pmc_emu_late_pmis, int, 0644);
 MODULE_PARM_DESC(late_pmis, "overflow interrupts to raise only after their counter stops");
 
-struct pmc_emu_cpu {
-	u64 sel[PMC_X86_MAX_COUNTERS];
-	u64 ctr[PMC_X86_MAX_COUNTERS];
-	u64 frac[PMC_X86_MAX_COUNTERS];	/* events * 1000 not yet counted */
-	u64 global_ctrl;
-	u64 global_status;
-	u64 last;			/* local_clock() of the last advance */
-	bool online;			/* between cpu_starting and cpu_dying */
-	bool nmi_pending;		/* a wrap wants an interrupt */
-	unsigned long held;		/* counters whose interrupt is held */
-	unsigned long nmis;		/* overflow NMIs the driver ended */
-	bool have_regs;			/* regs below are for the last NMI */
-	struct pt_regs regs;		/* what the tick interrupted */
-	struct hrtimer timer;
-	struct irq_work raise_work;	/* the tick's NMI, after the tick */
+DEFINE_PER_CPU(struct pmc_emu_cpu, pmc_emu_cpu);
+const struct pmc_x86_model *pmc_emu_model __ro_after_init;
+int pmc_emu_nr_fixed __ro_after_init;
+/* The reservation: a bit per general-purpose counter, whoever holds it. */
+unsigned long pmc_emu_reserved;
+
+/* Fixed counters count these, at these rates. */
+static const u32 pmc_emu_fixed_rate[PMC_EMU_MAX_FIXED] = {
+	[0] = 500,	/* instructions */
+	[1] = 1000,	/* cycles */
+	[2] = 1000,	/* reference cycles */
 };
 
-static DEFINE_PER_CPU(struct pmc_emu_cpu, pmc_emu_cpu);
-static const struct pmc_x86_model *pmc_emu_model __ro_after_init;
-
-static u32 pmc_emu_rate_of(u64 sel)
+static u32 pmc_emu_rate_of(struct pmc_emu_cpu *e, int slot)
 {
 	const struct pmc_x86_model *model = pmc_emu_model;
-	u64 code = sel & (ARCH_PERFMON_EVENTSEL_EVENT |
-			  ARCH_PERFMON_EVENTSEL_UMASK);
+	u64 code = e->sel[slot] & (ARCH_PERFMON_EVENTSEL_EVENT |
+				   ARCH_PERFMON_EVENTSEL_UMASK);
 	int id;
 
+	if (slot >= PMC_EMU_FIXED0)
+		return pmc_emu_fixed_rate[slot - PMC_EMU_FIXED0];
 	for (id = 0; id < PMC_HW_MAX; id++)
 		if (model->event_map[id] && model->event_map[id] == code)
 			return pmc_emu_rate[id];
 	return PMC_EMU_RAW_RATE;
 }
 
-static bool pmc_emu_counting(struct pmc_emu_cpu *e, int idx)
+/* Fixed counter @slot's 4-bit field of the fixed control register. */
+static u64 pmc_emu_fixed_field(struct pmc_emu_cpu *e, int slot)
+{
+	return e->fixed_ctrl >> (4 * (slot - PMC_EMU_FIXED0)) & 0xf;
+}
+
+/* Does counter @slot exist on this model? */
+static bool pmc_emu_exists(int slot)
+{
+	if (slot >= PMC_EMU_FIXED0)
+		return slot - PMC_EMU_FIXED0 < pmc_emu_nr_fixed;
+	return slot < pmc_emu_model->nr_counters;
+}
+
+/* Does it interrupt when it wraps? */
+static bool pmc_emu_interrupts(struct pmc_emu_cpu *e, int slot)
+{
+	if (slot >= PMC_EMU_FIXED0)
+		return pmc_emu_fixed_field(e, slot) & PMC_EMU_FIXED_PMI;
+	return e->sel[slot] & PMC_X86_SEL_INT;
+}
+
+static bool pmc_emu_counting(struct pmc_emu_cpu *e, int slot)
 {
 	const struct pmc_x86_model *model = pmc_emu_model;
-	u64 en = model->en_only_in_sel0 ? e->sel[0] : e->sel[idx];
+	u64 en;
 
-	if (model->global_ctrl && !(e->global_ctrl & BIT_ULL(idx)))
+	if (!pmc_emu_exists(slot))
 		return false;
+	if (model->global_ctrl && !(e->global_ctrl & pmc_emu_bit(slot)))
+		return false;
+	if (slot >= PMC_EMU_FIXED0)
+		return pmc_emu_fixed_field(e, slot) & PMC_EMU_FIXED_EN;
+	en = model->en_only_in_sel0 ? e->sel[0] : e->sel[slot];
 	return en & PMC_X86_SEL_EN &&
-	       e->sel[idx] & (PMC_X86_SEL_USR | PMC_X86_SEL_OS);
+	       e->sel[slot] & (PMC_X86_SEL_USR | PMC_X86_SEL_OS);
 }
 
 /* Count the events since the last advance; note wraps that interrupt. */
-static void pmc_emu_advance(struct pmc_emu_cpu *e)
+void pmc_emu_advance(struct pmc_emu_cpu *e)
 {
 	const struct pmc_x86_model *model = pmc_emu_model;
 	u64 limit = BIT_ULL(model->width), now = local_clock();
@@ -146,10 +176,10 @@ static void pmc_emu_advance(struct pmc_emu_cpu *e)
 	int idx;
 
 	e->last = now;
-	for (idx = 0; idx < model->nr_counters; idx++) {
+	for (idx = 0; idx < PMC_EMU_SLOTS; idx++) {
 		if (!pmc_emu_counting(e, idx))
 			continue;
-		events = dt * pmc_emu_rate_of(e->sel[idx]) + e->frac[idx];
+		events = dt * pmc_emu_rate_of(e, idx) + e->frac[idx];
 		e->frac[idx] = events % 1000;
 		events /= 1000;
 		/*
@@ -163,9 +193,11 @@ static void pmc_emu_advance(struct pmc_emu_cpu *e)
 			old = READ_ONCE(e->ctr[idx]);
 			new = (old + events) & (limit - 1);
 		} while (cmpxchg64(&e->ctr[idx], old, new) != old);
-		if (old + events >= limit && e->sel[idx] & PMC_X86_SEL_INT) {
+		if (old + events >= limit && pmc_emu_interrupts(e, idx)) {
 			e->nmi_pending = true;
-			e->global_status |= BIT_ULL(idx);
+			e->global_status |= pmc_emu_bit(idx);
+			if (e->foreign.bits & pmc_emu_bit(idx))
+				e->foreign.wraps++;
 		}
 	}
 }
@@ -178,10 +210,10 @@ static u64 pmc_emu_next_wrap(struct pmc_emu_cpu *e)
 	u32 rate;
 	int idx;
 
-	for (idx = 0; idx < model->nr_counters; idx++) {
-		if (!pmc_emu_counting(e, idx) || !(e->sel[idx] & PMC_X86_SEL_INT))
+	for (idx = 0; idx < PMC_EMU_SLOTS; idx++) {
+		if (!pmc_emu_counting(e, idx) || !pmc_emu_interrupts(e, idx))
 			continue;
-		rate = pmc_emu_rate_of(e->sel[idx]);
+		rate = pmc_emu_rate_of(e, idx);
 		left = BIT_ULL(model->width) - e->ctr[idx];
 		ns = div64_u64(left * 1000 - min(left * 1000, e->frac[idx]) +
 			       rate - 1, rate);
@@ -198,7 +230,7 @@ static u64 pmc_emu_next_wrap(struct pmc_emu_cpu *e)
  * left to count just ends: so counters going on and off at context
  * switches rarely touch the hrtimer.
  */
-static void pmc_emu_arm(struct pmc_emu_cpu *e)
+void pmc_emu_arm(struct pmc_emu_cpu *e)
 {
 	u64 ns = pmc_emu_next_wrap(e);
 	ktime_t when;
@@ -326,9 +358,9 @@ static void pmc_emu_release_held(struct pmc_emu_cpu *e)
 
 /* Global registers, where the model has them. */
 enum pmc_emu_reg { PMC_EMU_NONE, PMC_EMU_SEL, PMC_EMU_CTR, PMC_EMU_GCTRL,
-		   PMC_EMU_GSTATUS, PMC_EMU_GACK };
+		   PMC_EMU_GSTATUS, PMC_EMU_GACK, PMC_EMU_FCTRL };
 
-/* Which register @msr is, and for a counter's, which counter. */
+/* Which register @msr is, and for a counter's, which slot. */
 static enum pmc_emu_reg pmc_emu_decode(u32 msr, int *idx)
 {
 	const struct pmc_x86_model *model = pmc_emu_model;
@@ -341,6 +373,13 @@ static enum pmc_emu_reg pmc_emu_decode(u32 msr, int *idx)
 		if (msr == pmc_x86_ctr_msr(model, i))
 			return PMC_EMU_CTR;
 	}
+	for (i = 0; i < pmc_emu_nr_fixed; i++) {
+		*idx = PMC_EMU_FIXED0 + i;
+		if (msr == MSR_CORE_PERF_FIXED_CTR0 + i)
+			return PMC_EMU_CTR;
+	}
+	if (pmc_emu_nr_fixed && msr == MSR_CORE_PERF_FIXED_CTR_CTRL)
+		return PMC_EMU_FCTRL;
 	if (!model->global_ctrl)
 		return PMC_EMU_NONE;
 	if (msr == model->global_ctrl)
@@ -352,11 +391,20 @@ static enum pmc_emu_reg pmc_emu_decode(u32 msr, int *idx)
 	return PMC_EMU_NONE;
 }
 
+/* The driver's accesses, for the tests: none in an NMI not its own. */
+static void pmc_emu_count_access(struct pmc_emu_cpu *e)
+{
+	e->lite_msr++;
+	if (in_nmi())
+		e->lite_nmi_msr++;
+}
+
 static int pmc_emu_read(u32 msr, u64 *val)
 {
 	struct pmc_emu_cpu *e = this_cpu_ptr(&pmc_emu_cpu);
 	int idx;
 
+	pmc_emu_count_access(e);
 	switch (pmc_emu_decode(msr, &idx)) {
 	case PMC_EMU_SEL:
 		*val = e->sel[idx];
@@ -371,6 +419,9 @@ static int pmc_emu_read(u32 msr, u64 *val)
 		return 0;
 	case PMC_EMU_GCTRL:
 		*val = e->global_ctrl;
+		return 0;
+	case PMC_EMU_FCTRL:
+		*val = e->fixed_ctrl;
 		return 0;
 	case PMC_EMU_GSTATUS:
 		if (!in_nmi())
@@ -389,10 +440,12 @@ static int pmc_emu_write(u32 msr, u64 val)
 {
 	const struct pmc_x86_model *model = pmc_emu_model;
 	struct pmc_emu_cpu *e = this_cpu_ptr(&pmc_emu_cpu);
-	u64 counters = GENMASK_ULL(model->nr_counters - 1, 0);
+	u64 counters = GENMASK_ULL(model->nr_counters - 1, 0) |
+		       pmc_emu_fixed_bits();
 	int idx;
 	enum pmc_emu_reg reg = pmc_emu_decode(msr, &idx);
 
+	pmc_emu_count_access(e);
 	if (reg == PMC_EMU_NONE || reg == PMC_EMU_GSTATUS)
 		return -EIO;	/* wrmsr would #GP: status is read-only */
 	if (!in_nmi())
@@ -410,6 +463,9 @@ static int pmc_emu_write(u32 msr, u64 val)
 	case PMC_EMU_GCTRL:
 		e->global_ctrl = val & counters;
 		break;
+	case PMC_EMU_FCTRL:
+		e->fixed_ctrl = val & (BIT_ULL(4 * pmc_emu_nr_fixed) - 1);
+		break;
 	default:	/* PMC_EMU_GACK: write 1 to clear */
 		e->global_status &= ~val;
 		break;
@@ -419,7 +475,7 @@ static int pmc_emu_write(u32 msr, u64 val)
 	 * have found one; a stop may end a hold.
 	 */
 	if (!in_nmi() && (reg == PMC_EMU_SEL || reg == PMC_EMU_GCTRL ||
-			  e->nmi_pending)) {
+			  reg == PMC_EMU_FCTRL || e->nmi_pending)) {
 		if (e->held)
 			pmc_emu_release_held(e);
 		pmc_emu_arm(e);
@@ -428,12 +484,15 @@ static int pmc_emu_write(u32 msr, u64 val)
 }
 
 /* The overflow NMI is over: its registers are stale. */
-static void pmc_emu_nmi_end(void)
+void pmc_emu_nmi_done(struct pmc_emu_cpu *e)
 {
-	struct pmc_emu_cpu *e = this_cpu_ptr(&pmc_emu_cpu);
-
 	e->have_regs = false;
 	WRITE_ONCE(e->nmis, e->nmis + 1);
+}
+
+static void pmc_emu_nmi_end(void)
+{
+	pmc_emu_nmi_done(this_cpu_ptr(&pmc_emu_cpu));
 }
 
 static struct pt_regs *pmc_emu_sample_regs(void)
@@ -451,8 +510,10 @@ static void pmc_emu_cpu_starting(void)
 	memset(e->sel, 0, sizeof(e->sel));
 	memset(e->ctr, 0, sizeof(e->ctr));
 	memset(e->frac, 0, sizeof(e->frac));
+	e->fixed_ctrl = 0;
 	e->global_ctrl = 0;
 	e->global_status = 0;
+	pmc_emu_foreign_reset(e);
 	e->nmi_pending = false;
 	e->held = 0;
 	e->have_regs = false;
@@ -469,9 +530,21 @@ static void pmc_emu_cpu_dying(void)
 	hrtimer_try_to_cancel(&e->timer);
 }
 
+static bool pmc_emu_reserve(int idx)
+{
+	return !test_and_set_bit(idx, &pmc_emu_reserved);
+}
+
+static void pmc_emu_release(int idx)
+{
+	clear_bit(idx, &pmc_emu_reserved);
+}
+
 static const struct pmc_x86_msr_ops pmc_emu_msr = {
 	.read		= pmc_emu_read,
 	.write		= pmc_emu_write,
+	.reserve	= pmc_emu_reserve,
+	.release	= pmc_emu_release,
 	.nmi_end	= pmc_emu_nmi_end,
 	.sample_regs	= pmc_emu_sample_regs,
 	.cpu_starting	= pmc_emu_cpu_starting,
@@ -484,6 +557,9 @@ __init pmc_x86_emu_setup(const struct pmc_x86_model *model)
 	int cpu;
 
 	pmc_emu_model = model;
+	/* Intel arch-perfmon v2+: three fixed counters; AMD has none. */
+	if (model->global_ctrl == MSR_CORE_PERF_GLOBAL_CTRL)
+		pmc_emu_nr_fixed = PMC_EMU_MAX_FIXED;
 	for_each_possible_cpu(cpu) {
 		struct pmc_emu_cpu *e = per_cpu_ptr(&pmc_emu_cpu, cpu);
 
@@ -491,5 +567,6 @@ __init pmc_x86_emu_setup(const struct pmc_x86_model *model)
 			      HRTIMER_MODE_ABS_PINNED_HARD);
 		e->raise_work = IRQ_WORK_INIT_HARD(pmc_emu_raise_work);
 	}
+	pmc_emu_foreign_init();
 	return &pmc_emu_msr;
 }

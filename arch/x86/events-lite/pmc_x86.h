@@ -126,6 +126,13 @@ struct pmc_x86_msr_ops {
 	/* emulation: this CPU powers up (its PMU resets), or goes down */
 	void (*cpu_starting)(void);
 	void (*cpu_dying)(void);
+	/*
+	 * Reserve counter @idx from the PMU's other owners (perf, the NMI
+	 * watchdog), on every CPU, or fail; and give it back. Any context
+	 * but NMI.
+	 */
+	bool (*reserve)(int idx);
+	void (*release)(int idx);
 };
 
 #ifdef CONFIG_PMC_X86_EMU

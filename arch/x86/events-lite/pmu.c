@@ -14,20 +14,24 @@
  * The driver picks its code paths from the model, which it derives from
  * CPUID (or from the emulated CPU's description): PMUs with a global
  * control and status register (Intel arch-perfmon v2+, AMD PerfMonV2)
- * are stopped as a whole in the NMI and acknowledged until the status
- * is clear; older ones are polled counter by counter.
+ * have their overflow status acknowledged until it is clear; older ones
+ * are polled counter by counter.
  *
- * Each CPU is set up (event selects cleared, global enables set, LVTPC
- * pointed at the NMI) from a CPU hotplug STARTING state, so that CPUs
- * that come online later or after resume are set up too, before the
- * core schedules counters on them.
+ * The PMU is shared with perf, the NMI watchdog (a perf counter) and
+ * KVM's vPMU (perf counters too), so this driver touches only what it
+ * owns. Its NMI handler returns at once, with no MSR access, on a CPU
+ * where it has no counter and no interrupt of its own in flight. It
+ * stops, acknowledges and restarts only its own counters' bits of the
+ * global registers (read-modify-write), so perf's fixed counters and
+ * the counters perf keeps disabled for a guest stay as perf left them.
+ * CPU bring-up touches nothing: a counter is set up when it is placed.
  *
- * Counters are reserved through the perfctr reservation that x86 perf
- * and the NMI watchdog use (reserve_perfctr_nmi()), from the first
- * hardware counter to the last, so both subsystems never drive the same
- * counter: the second one gets EBUSY. With the hardlockup detector on,
- * its perf counter holds one counter and pmc_open() of a hardware event
- * fails with EBUSY until it is turned off (nmi_watchdog=0).
+ * A counter is reserved from the perfctr reservation that x86 perf and
+ * the NMI watchdog use (reserve_perfctr_nmi()) only while some CPU has
+ * an events-lite counter programmed on it, not while a file descriptor
+ * is merely open: an idle user never keeps perf, KVM or the watchdog
+ * off the PMU. A counter someone else holds is no room, as a full PMU
+ * is: pinned groups go to their error state, flexible ones wait.
  */
 #define pr_fmt(fmt) "events-lite: " fmt
 
@@ -38,13 +42,13 @@
 #include <linux/init.h>
 #include <linux/irq_work.h>
 #include <linux/jiffies.h>
-#include <linux/mutex.h>
 #include <linux/nmi.h>
 #include <linux/percpu.h>
 #include <linux/sched/clock.h>
 #include <linux/pmc.h>
 #include <linux/processor.h>
 #include <linux/smp.h>
+#include <linux/spinlock.h>
 #include <asm/apic.h>
 #include <asm/cpuid/api.h>
 #include <asm/msr.h>
@@ -64,8 +68,18 @@
 struct pmc_x86_cpu {
 	struct pmc_counter *slots[PMC_X86_MAX_COUNTERS];
 	unsigned long active;		/* published slots */
-	/* written by stop() and the NMI, read by the NMI; own CPU only */
+	/*
+	 * Interrupts of our own that may still come for counters that
+	 * stopped: written by stop() (IRQs off) and the NMI, own CPU only.
+	 * Global status: the stopped counters whose status bit the next
+	 * NMI must look at. Otherwise: PMIs to claim, until late_until.
+	 */
+	unsigned long stale;
+	atomic_t late_pmis;
 	unsigned long late_until;	/* jiffies */
+	/* own CPU, IRQs off: global enables we set, cleared again at stop */
+	unsigned long gctrl_set;
+	bool lvtpc_set;
 	/* NMI only: its time charged so far, and to which counter last */
 	u64 nmi_mark;
 	struct pmc_counter *nmi_last;
@@ -81,9 +95,15 @@ static const struct pmc_x86_msr_ops *pmc_x86_msr __ro_after_init;
 static bool pmc_x86_emulated __ro_after_init;
 static char pmc_x86_emu_name[16] __initdata;
 
-static DEFINE_MUTEX(pmc_x86_reserve_mutex);
-/* pmc_x86_reserve_mutex and the CPU hotplug lock; read by CPU hotplug */
-static unsigned int pmc_x86_users;
+/*
+ * How many CPUs have an events-lite counter programmed on each hardware
+ * counter (on P6, whose counters share one enable bit, all count as
+ * counter 0). The first one reserves it, the last one releases it,
+ * under pmc_x86_hold_lock; add() and del() run with IRQs off, never in
+ * NMI.
+ */
+static atomic_t pmc_x86_holders[PMC_X86_MAX_COUNTERS];
+static DEFINE_RAW_SPINLOCK(pmc_x86_hold_lock);
 
 static int __init pmc_x86_emu_param(char *str)
 {
@@ -115,10 +135,84 @@ static int pmc_x86_real_write(u32 msr, u64 val)
 	return wrmsrq_safe(msr, val);
 }
 
+static bool pmc_x86_real_reserve(int idx)
+{
+	u32 ctr = pmc_x86_ctr_msr(pmc_x86_model, idx);
+
+	if (!reserve_perfctr_nmi(ctr))
+		return false;
+	if (reserve_evntsel_nmi(pmc_x86_sel_msr(pmc_x86_model, idx)))
+		return true;
+	release_perfctr_nmi(ctr);
+	return false;
+}
+
+static void pmc_x86_real_release(int idx)
+{
+	release_evntsel_nmi(pmc_x86_sel_msr(pmc_x86_model, idx));
+	release_perfctr_nmi(pmc_x86_ctr_msr(pmc_x86_model, idx));
+}
+
 static const struct pmc_x86_msr_ops pmc_x86_real_msr = {
-	.read	= pmc_x86_real_read,
-	.write	= pmc_x86_real_write,
+	.read		= pmc_x86_real_read,
+	.write		= pmc_x86_real_write,
+	.reserve	= pmc_x86_real_reserve,
+	.release	= pmc_x86_real_release,
 };
+
+/* P6's EVNTSEL0 enables both counters: the two are one unit to hold. */
+static int pmc_x86_unit(int idx)
+{
+	return pmc_x86_model->en_only_in_sel0 ? 0 : idx;
+}
+
+static int pmc_x86_unit_size(void)
+{
+	return pmc_x86_model->en_only_in_sel0 ? pmc_x86_model->nr_counters : 1;
+}
+
+static bool pmc_x86_reserve_unit(int unit)
+{
+	int i;
+
+	for (i = 0; i < pmc_x86_unit_size(); i++) {
+		if (!pmc_x86_msr->reserve(unit + i)) {
+			while (i--)
+				pmc_x86_msr->release(unit + i);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* This CPU is about to program counter @idx: false if someone holds it. */
+static bool pmc_x86_hold(int idx)
+{
+	atomic_t *holders = &pmc_x86_holders[pmc_x86_unit(idx)];
+	bool ok = true;
+
+	if (atomic_inc_not_zero(holders))
+		return true;
+	raw_spin_lock(&pmc_x86_hold_lock);
+	if (atomic_read(holders) || pmc_x86_reserve_unit(pmc_x86_unit(idx)))
+		atomic_inc(holders);
+	else
+		ok = false;
+	raw_spin_unlock(&pmc_x86_hold_lock);
+	return ok;
+}
+
+static void pmc_x86_unhold(int idx)
+{
+	int unit = pmc_x86_unit(idx), i;
+
+	if (!atomic_dec_and_raw_lock(&pmc_x86_holders[unit],
+				     &pmc_x86_hold_lock))
+		return;
+	for (i = 0; i < pmc_x86_unit_size(); i++)
+		pmc_x86_msr->release(unit + i);
+	raw_spin_unlock(&pmc_x86_hold_lock);
+}
 
 /* Fold the events since the last fold into the 64-bit count; NMI-safe. */
 static u64 pmc_x86_update(struct pmc_counter *counter)
@@ -138,10 +232,11 @@ static u64 pmc_x86_update(struct pmc_counter *counter)
 }
 
 /*
- * Program the counter to overflow at the end of its period: write minus
- * the events left.
+ * Program counter @idx to overflow at the end of @counter's period:
+ * write minus the events left. The counter first, then prev_count: a
+ * read from the NMI in between folds nothing it should not.
  */
-static void pmc_x86_set_period(struct pmc_counter *counter)
+static void pmc_x86_set_period(struct pmc_counter *counter, int idx)
 {
 	const struct pmc_x86_model *model = pmc_x86_model;
 	s64 left = local64_read(&counter->hw.period_left);
@@ -153,8 +248,8 @@ static void pmc_x86_set_period(struct pmc_counter *counter)
 	local64_set(&counter->hw.period_left, left);
 
 	val = -(u64)left & GENMASK_ULL(model->width - 1, 0);
+	pmc_x86_wr(pmc_x86_ctr_msr(model, idx), val);
 	local64_set(&counter->hw.prev_count, val);
-	pmc_x86_wr(pmc_x86_ctr_msr(model, counter->hw.idx), val);
 }
 
 /*
@@ -193,78 +288,185 @@ static void pmc_x86_write_sels(struct pmc_x86_cpu *cpuc, int idx)
 		pmc_x86_write_sel(cpuc, 0);
 }
 
-/* An NMI of this CPU that finds nothing soon is a late PMI: claim it. */
-static void pmc_x86_open_late_window(struct pmc_x86_cpu *cpuc)
+/*
+ * No global status: up to @n PMIs of ours may come and find no counter
+ * overflowed (one was stopped or handled while its PMI was in flight).
+ * Claim that many NMIs that find nothing, within PMC_X86_LATE_MS.
+ */
+static void pmc_x86_late_pmis(struct pmc_x86_cpu *cpuc, int n)
 {
-	unsigned long until = jiffies + msecs_to_jiffies(PMC_X86_LATE_MS);
-
-	WRITE_ONCE(cpuc->late_until, until);
+	WRITE_ONCE(cpuc->late_until,
+		   jiffies + msecs_to_jiffies(PMC_X86_LATE_MS));
+	if (atomic_add_return(n, &cpuc->late_pmis) > PMC_X86_MAX_COUNTERS)
+		atomic_set(&cpuc->late_pmis, PMC_X86_MAX_COUNTERS);
 }
 
+/*
+ * Counters count only with their global enable bit. Set ours alone if
+ * it is clear, and clear it again when the counter stops: a bit left
+ * set would let the next owner's counter there (a guest's, which perf
+ * keeps off in the host) count.
+ */
+static void pmc_x86_global_enable(struct pmc_x86_cpu *cpuc, int idx)
+{
+	const struct pmc_x86_model *model = pmc_x86_model;
+	u64 ctrl;
+
+	if (!model->global_ctrl)
+		return;
+	ctrl = pmc_x86_rd(model->global_ctrl);
+	if (ctrl & BIT_ULL(idx))
+		return;
+	pmc_x86_wr(model->global_ctrl, ctrl | BIT_ULL(idx));
+	__set_bit(idx, &cpuc->gctrl_set);
+}
+
+static void pmc_x86_global_disable(struct pmc_x86_cpu *cpuc, int idx)
+{
+	const struct pmc_x86_model *model = pmc_x86_model;
+
+	if (!__test_and_clear_bit(idx, &cpuc->gctrl_set))
+		return;
+	pmc_x86_wr(model->global_ctrl,
+		   pmc_x86_rd(model->global_ctrl) & ~BIT_ULL(idx));
+}
+
+/*
+ * Program @counter on @idx, then publish it: hw.idx last, so that an
+ * NMI that reads the counter as a group member (sample_read) never
+ * pairs the new counter with the old prev_count.
+ */
 static void pmc_x86_start(struct pmc_x86_cpu *cpuc,
 			  struct pmc_counter *counter, int idx)
 {
-	counter->hw.idx = idx;
-	pmc_x86_set_period(counter);
+	pmc_x86_set_period(counter, idx);
+	barrier();
+	WRITE_ONCE(counter->hw.idx, idx);
 	WRITE_ONCE(cpuc->slots[idx], counter);
 	barrier();		/* the NMI sees a programmed counter */
 	__set_bit(idx, &cpuc->active);
+	if (!pmc_x86_emulated && !cpuc->lvtpc_set) {
+		apic_write(APIC_LVTPC, APIC_DM_NMI);
+		cpuc->lvtpc_set = true;
+	}
+	pmc_x86_global_enable(cpuc, idx);
 	pmc_x86_write_sels(cpuc, idx);
 	/* Throttled elsewhere: this CPU's tick lets it sample again. */
 	if (READ_ONCE(counter->throttled))
 		irq_work_queue(&cpuc->throttle_work);
 }
 
+/*
+ * Its PMI may be in flight, and arrive at any time after the stop to
+ * find it gone. With a global status, its status bit says so: the next
+ * NMI looks at it. Otherwise a PMI is claimed for it from the start of
+ * the stop, and given back if the counter turns out not to have
+ * overflowed.
+ */
 static void pmc_x86_stop(struct pmc_x86_cpu *cpuc, struct pmc_counter *counter)
 {
+	const struct pmc_x86_model *model = pmc_x86_model;
 	int idx = counter->hw.idx;
+	u64 now;
 
-	/* Its PMI may be in flight, and arrive to find it gone. */
-	pmc_x86_open_late_window(cpuc);
+	if (model->global_status)
+		set_bit(idx, &cpuc->stale);
+	else
+		pmc_x86_late_pmis(cpuc, 1);
+	barrier();
 	__clear_bit(idx, &cpuc->active);
 	pmc_x86_write_sels(cpuc, idx);
+	pmc_x86_global_disable(cpuc, idx);
 	barrier();		/* the NMI is done with the slot */
 	WRITE_ONCE(cpuc->slots[idx], NULL);
-	pmc_x86_update(counter);
-	counter->hw.idx = -1;
+	now = pmc_x86_update(counter);
+	WRITE_ONCE(counter->hw.idx, -1);
+	if (!model->global_status && now & BIT_ULL(model->width - 1))
+		atomic_dec_if_positive(&cpuc->late_pmis);
+}
+
+/*
+ * Solve the assignment of @list on the counters not in @busy, and hold
+ * the counters it needs that this CPU does not hold yet. A counter that
+ * someone else holds joins @busy, and the assignment is solved again.
+ */
+static int pmc_x86_assign_held(struct pmc_x86_cpu *cpuc,
+			       struct pmc_counter **list, int n, int *assign)
+{
+	const struct pmc_x86_model *model = pmc_x86_model;
+	u32 masks[PMC_X86_MAX_COUNTERS], busy = 0;
+	unsigned long held;
+	int i, idx;
+
+	for (;;) {
+		for (i = 0; i < n; i++)
+			masks[i] = pmc_x86_counter_mask(model, list[i]->hw.sel) &
+				   ~busy;
+		if (pmc_x86_assign(masks, n, model->nr_counters, assign))
+			return -EAGAIN;
+		held = 0;
+		for (i = 0; i < n; i++) {
+			idx = assign[i];
+			if (test_bit(idx, &cpuc->active))
+				continue;
+			if (!pmc_x86_hold(idx)) {
+				busy |= BIT(idx);
+				break;
+			}
+			__set_bit(idx, &held);
+		}
+		if (i == n)
+			return 0;
+		for_each_set_bit(idx, &held, model->nr_counters)
+			pmc_x86_unhold(idx);
+	}
 }
 
 /*
  * Put @counter on this CPU's PMU. The counters already there may have
  * to move to make room for a constrained event: solve the assignment
- * for all of them, then move the ones whose counter changed.
+ * for all of them, then move the ones whose counter changed. A moving
+ * counter is stopped (unpublished, its count folded) before it starts
+ * on its new counter, so the NMI never sees it half moved.
  */
 static int pmc_x86_add(struct pmc_counter *counter)
 {
 	const struct pmc_x86_model *model = pmc_x86_model;
 	struct pmc_x86_cpu *cpuc = this_cpu_ptr(&pmc_x86_cpu);
 	struct pmc_counter *list[PMC_X86_MAX_COUNTERS];
-	u32 masks[PMC_X86_MAX_COUNTERS];
 	int assign[PMC_X86_MAX_COUNTERS];
+	unsigned long old = cpuc->active, new = 0;
 	int i, n = 0, idx;
 
-	for_each_set_bit(idx, &cpuc->active, model->nr_counters)
+	for_each_set_bit(idx, &old, model->nr_counters)
 		list[n++] = cpuc->slots[idx];
 	if (n == model->nr_counters)
 		return -EAGAIN;
 	list[n++] = counter;
-	for (i = 0; i < n; i++)
-		masks[i] = pmc_x86_counter_mask(model, list[i]->hw.sel);
-	if (pmc_x86_assign(masks, n, model->nr_counters, assign))
+	if (pmc_x86_assign_held(cpuc, list, n, assign))
 		return -EAGAIN;
 
+	for (i = 0; i < n; i++)
+		__set_bit(assign[i], &new);
 	for (i = 0; i < n - 1; i++)
 		if (assign[i] != list[i]->hw.idx)
 			pmc_x86_stop(cpuc, list[i]);
 	for (i = 0; i < n; i++)
 		if (list[i]->hw.idx < 0)
 			pmc_x86_start(cpuc, list[i], assign[i]);
+	/* Counters this CPU left in the move. */
+	for_each_set_bit(idx, &old, model->nr_counters)
+		if (!test_bit(idx, &new))
+			pmc_x86_unhold(idx);
 	return 0;
 }
 
 static void pmc_x86_del(struct pmc_counter *counter)
 {
+	int idx = counter->hw.idx;
+
 	pmc_x86_stop(this_cpu_ptr(&pmc_x86_cpu), counter);
+	pmc_x86_unhold(idx);
 }
 
 static void pmc_x86_read(struct pmc_counter *counter)
@@ -338,7 +540,7 @@ static void pmc_x86_overflow(struct pmc_x86_cpu *cpuc,
 	    counter->attr.irq_period)
 		pmc_counter_overflow(counter, pmc_x86_sample_regs(regs), 0);
 	/* after the overflow, which may have throttled the counter */
-	pmc_x86_set_period(counter);
+	pmc_x86_set_period(counter, counter->hw.idx);
 	now = local_clock();
 	pmc_overflow_took(counter, now - cpuc->nmi_mark);
 	cpuc->nmi_mark = now;
@@ -367,24 +569,32 @@ static int pmc_x86_poll_counters(struct pmc_x86_cpu *cpuc,
 }
 
 /*
- * Global status: stop every counter, then acknowledge and handle the
+ * Global status: stop our counters, then acknowledge and handle our
  * status bits until none is left, as new overflows may set more. A bit
- * whose counter is gone is a late PMI: claimed, nothing to sample.
+ * of a counter that stopped is a late PMI: claimed, nothing to sample.
+ * Every other bit, of the global control and of the status, is someone
+ * else's (perf's fixed counters, the watchdog's, a guest's): left as
+ * it is.
  */
 static int pmc_x86_ack_status(struct pmc_x86_cpu *cpuc, struct pt_regs *regs)
 {
 	const struct pmc_x86_model *model = pmc_x86_model;
-	u64 all = GENMASK_ULL(model->nr_counters - 1, 0);
+	unsigned long active = READ_ONCE(cpuc->active);
+	u64 mine = active | xchg(&cpuc->stale, 0);
 	struct pmc_counter *counter;
 	unsigned long status;
 	int idx, loops = 0, handled = 0;
+	u64 ctrl = 0;
 
-	pmc_x86_wr(model->global_ctrl, 0);
-	while ((status = pmc_x86_rd(model->global_status) & all)) {
+	if (active) {
+		ctrl = pmc_x86_rd(model->global_ctrl);
+		pmc_x86_wr(model->global_ctrl, ctrl & ~(u64)active);
+	}
+	while ((status = pmc_x86_rd(model->global_status) & mine)) {
 		if (++loops > PMC_X86_MAX_NMI_LOOPS) {
 			pr_warn_once("overflow status %#lx stuck: cleared\n",
 				     status);
-			pmc_x86_wr(model->global_ack, all);
+			pmc_x86_wr(model->global_ack, mine);
 			break;
 		}
 		pmc_x86_wr(model->global_ack, status);
@@ -397,28 +607,34 @@ static int pmc_x86_ack_status(struct pmc_x86_cpu *cpuc, struct pt_regs *regs)
 			pmc_x86_overflow(cpuc, counter, regs);
 		}
 	}
-	pmc_x86_wr(model->global_ctrl, all);
+	if (active)
+		pmc_x86_wr(model->global_ctrl, ctrl | active);
 	return handled;
 }
 
 /*
  * Returns the overflows handled: more than one lets the NMI core swallow
  * a back-to-back NMI that they had latched. Without a global status, a
- * PMI of a counter that was stopped or moved while it was in flight
- * finds nothing; one that comes within PMC_X86_LATE_MS of a stop or
- * of a handled overflow is claimed too (AMD perf keeps a 100 ms window
- * the same way), so that it does not become an unknown NMI (a panic with
- * unknown_nmi_panic). That window also swallows unrelated unknown
- * NMIs that come within it.
+ * PMI of a counter that was stopped while it had overflowed, or whose
+ * overflow an earlier NMI handled, finds nothing: each such PMI is
+ * claimed once, within PMC_X86_LATE_MS (AMD perf keeps a 100 ms
+ * window), so that it does not become an unknown NMI (a panic with
+ * unknown_nmi_panic). Only that many: the other NMIs that find nothing
+ * are someone else's.
  */
 static int pmc_x86_nmi(unsigned int cmd, struct pt_regs *regs)
 {
 	struct pmc_x86_cpu *cpuc = this_cpu_ptr(&pmc_x86_cpu);
+	bool global = pmc_x86_model->global_status;
 	int handled;
 
+	/* Nothing of ours on this CPU: not ours, and no MSR touched. */
+	if (!READ_ONCE(cpuc->active) && !READ_ONCE(cpuc->stale) &&
+	    !atomic_read(&cpuc->late_pmis))
+		return NMI_DONE;
 	cpuc->nmi_mark = local_clock();
 	cpuc->nmi_last = NULL;
-	if (pmc_x86_model->global_status)
+	if (global)
 		handled = pmc_x86_ack_status(cpuc, regs);
 	else
 		handled = pmc_x86_poll_counters(cpuc, regs);
@@ -430,13 +646,18 @@ static int pmc_x86_nmi(unsigned int cmd, struct pt_regs *regs)
 		pmc_overflow_took(cpuc->nmi_last,
 				  local_clock() - cpuc->nmi_mark);
 	if (handled) {
-		pmc_x86_open_late_window(cpuc);
+		if (!global && handled > 1)
+			pmc_x86_late_pmis(cpuc, handled - 1);
 		return handled;
 	}
-	if (!pmc_x86_model->global_status &&
-	    time_before_eq(jiffies, READ_ONCE(cpuc->late_until)))
-		return NMI_HANDLED;
-	return NMI_DONE;
+	if (global || !atomic_read(&cpuc->late_pmis))
+		return NMI_DONE;
+	if (time_after(jiffies, READ_ONCE(cpuc->late_until))) {
+		atomic_set(&cpuc->late_pmis, 0);
+		return NMI_DONE;
+	}
+	return atomic_dec_if_positive(&cpuc->late_pmis) >= 0 ? NMI_HANDLED :
+							       NMI_DONE;
 }
 
 /*
@@ -480,32 +701,21 @@ static enum hrtimer_restart pmc_x86_unthrottle_tick(struct hrtimer *timer)
 	return HRTIMER_NORESTART;
 }
 
-/* IRQs off, on the CPU: no counter of ours is on it yet. */
-static void pmc_x86_cpu_setup(void *unused)
-{
-	const struct pmc_x86_model *model = pmc_x86_model;
-	u64 all = GENMASK_ULL(model->nr_counters - 1, 0);
-	int idx;
-
-	for (idx = 0; idx < model->nr_counters; idx++)
-		pmc_x86_wr(pmc_x86_sel_msr(model, idx), 0);
-	/* Firmware, or a CPU coming up, may leave the global enables clear. */
-	if (model->global_ctrl) {
-		pmc_x86_wr(model->global_ack, all);
-		pmc_x86_wr(model->global_ctrl, all);
-	}
-	if (!pmc_x86_emulated)
-		apic_write(APIC_LVTPC, APIC_DM_NMI);
-}
-
-/* CPU hotplug STARTING: the CPU runs with IRQs off, before any counter. */
+/*
+ * CPU hotplug STARTING, IRQs off, before any counter: only the emulated
+ * PMU's power-up. The hardware's registers are perf's as much as ours;
+ * a counter is set up when it is placed.
+ */
 static int pmc_x86_cpu_starting(unsigned int cpu)
 {
+	struct pmc_x86_cpu *cpuc = this_cpu_ptr(&pmc_x86_cpu);
+
+	cpuc->stale = 0;
+	atomic_set(&cpuc->late_pmis, 0);
+	cpuc->gctrl_set = 0;
+	cpuc->lvtpc_set = false;
 	if (pmc_x86_msr->cpu_starting)
 		pmc_x86_msr->cpu_starting();
-	/* The counters are set up only while reserved from perf. */
-	if (READ_ONCE(pmc_x86_users))
-		pmc_x86_cpu_setup(NULL);
 	return 0;
 }
 
@@ -516,58 +726,6 @@ static int pmc_x86_cpu_dying(unsigned int cpu)
 	if (pmc_x86_msr->cpu_dying)
 		pmc_x86_msr->cpu_dying();
 	return 0;
-}
-
-static void pmc_x86_unreserve(int nr)
-{
-	const struct pmc_x86_model *model = pmc_x86_model;
-
-	while (nr--) {
-		release_evntsel_nmi(pmc_x86_sel_msr(model, nr));
-		release_perfctr_nmi(pmc_x86_ctr_msr(model, nr));
-	}
-}
-
-/* Take the counters from the shared reservation; EBUSY if perf has one. */
-static int pmc_x86_reserve(void)
-{
-	const struct pmc_x86_model *model = pmc_x86_model;
-	int ret = 0, idx;
-
-	/* No CPU comes up between the count and the setup of all CPUs. */
-	cpus_read_lock();
-	mutex_lock(&pmc_x86_reserve_mutex);
-	if (pmc_x86_users++)
-		goto out;
-	for (idx = 0; idx < model->nr_counters && !pmc_x86_emulated; idx++) {
-		if (!reserve_perfctr_nmi(pmc_x86_ctr_msr(model, idx)))
-			break;
-		if (!reserve_evntsel_nmi(pmc_x86_sel_msr(model, idx))) {
-			release_perfctr_nmi(pmc_x86_ctr_msr(model, idx));
-			break;
-		}
-	}
-	if (!pmc_x86_emulated && idx < model->nr_counters) {
-		pmc_x86_unreserve(idx);
-		pmc_x86_users--;
-		ret = -EBUSY;
-		goto out;
-	}
-	on_each_cpu(pmc_x86_cpu_setup, NULL, 1);
-out:
-	mutex_unlock(&pmc_x86_reserve_mutex);
-	cpus_read_unlock();
-	return ret;
-}
-
-static void pmc_x86_release(void)
-{
-	cpus_read_lock();
-	mutex_lock(&pmc_x86_reserve_mutex);
-	if (!--pmc_x86_users && !pmc_x86_emulated)
-		pmc_x86_unreserve(pmc_x86_model->nr_counters);
-	mutex_unlock(&pmc_x86_reserve_mutex);
-	cpus_read_unlock();
 }
 
 static int pmc_x86_init_counter(struct pmc_counter *counter)
@@ -589,17 +747,11 @@ static int pmc_x86_init_counter(struct pmc_counter *counter)
 	counter->hw.idx = -1;
 	counter->hw.period = attr->irq_period ? min(attr->irq_period, max) : max;
 	local64_set(&counter->hw.period_left, counter->hw.period);
-	return pmc_x86_reserve();
-}
-
-static void pmc_x86_destroy(struct pmc_counter *counter)
-{
-	pmc_x86_release();
+	return 0;
 }
 
 static const struct pmc_pmu pmc_x86_pmu = {
 	.init		= pmc_x86_init_counter,
-	.destroy	= pmc_x86_destroy,
 	.add		= pmc_x86_add,
 	.del		= pmc_x86_del,
 	.read		= pmc_x86_read,

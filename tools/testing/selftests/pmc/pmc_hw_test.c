@@ -971,12 +971,19 @@ TEST_F(hw, per_cpu_hardware)
 }
 
 /*
- * pmc and perf share the PMU through the perfctr reservation: while one
- * holds hardware counters, the other gets EBUSY.
+ * pmc and perf share the PMU through the perfctr reservation. perf
+ * reserves every counter while it has a hardware event; events-lite
+ * reserves a counter only while it has one programmed. So beside perf,
+ * pmc_open() succeeds but the counter waits; beside an idle pmc counter,
+ * perf opens its event.
  */
 TEST_F(hw, perf_coexistence)
 {
-	int perf, pmc, err;
+	const __u32 fmt = PMC_FORMAT_TOTAL_TIME_ENABLED |
+			  PMC_FORMAT_TOTAL_TIME_RUNNING;
+	struct pmc_reading r;
+	struct pmc_attr attr;
+	int perf, pmc;
 
 	perf = perf_cycles_open();
 	if (perf < 0)
@@ -992,25 +999,23 @@ TEST_F(hw, perf_coexistence)
 
 	perf = perf_cycles_open();
 	ASSERT_LE(0, perf) TH_LOG("perf_event_open: %s", strerror(errno));
-	err = hw_open_errno(HW(PMC_HW_CPU_CYCLES));
-	EXPECT_EQ(EBUSY, err) TH_LOG("pmc_open beside perf: %s", strerror(err));
+	pmc = hw_open(_metadata, HW(PMC_HW_CPU_CYCLES), -1, fmt);
+	burn_cpu(SHORT_BURN_NS);
+	r = counter_read(_metadata, pmc, fmt);
+	EXPECT_LT(0, r.enabled);
+	EXPECT_EQ(0, r.running) TH_LOG("pmc counted on perf's counters");
+	close(pmc);
 	close(perf);
 
-	pmc = hw_open(_metadata, HW(PMC_HW_CPU_CYCLES), -1, 0);
-	errno = 0;
+	hw_attr(&attr, HW(PMC_HW_CPU_CYCLES), 0);
+	attr.disabled = 1;
+	pmc = counter_open(_metadata, &attr, 0, -1, -1);
 	perf = perf_cycles_open();
-	err = errno;
-	EXPECT_GT(0, perf);
-	EXPECT_EQ(EBUSY, err) TH_LOG("perf_event_open beside pmc: %s", strerror(err));
+	EXPECT_LE(0, perf) TH_LOG("perf_event_open beside an idle pmc counter: %s",
+				  strerror(errno));
 	if (perf >= 0)
 		close(perf);
 	close(pmc);
-
-	/* both let go: perf gets the counters back */
-	perf = perf_cycles_open();
-	EXPECT_LE(0, perf) TH_LOG("perf_event_open after pmc: %s", strerror(errno));
-	if (perf >= 0)
-		close(perf);
 }
 
 /* The storm: overflows of a period of 1, at most one per STORM_MIN_NS. */
@@ -1200,6 +1205,217 @@ TEST_F(hw, cpu_hotplug)
 	}
 	close(sampling);
 	close(before);
+}
+
+/*
+ * Sharing the PMU. The emulated PMU's "foreign" owner stands in for
+ * perf, the NMI watchdog and a KVM guest's vPMU: it reserves counters,
+ * programs them (and, on archperf, two fixed counters) to interrupt,
+ * keeps a "guest" counter enabled in its event select but off in the
+ * global control, and takes its own NMIs before events-lite's handler.
+ */
+#define FOREIGN			EMU_PARAM("foreign")
+#define FOREIGN_PERIOD		2000000ULL	/* 2 ms of cycles */
+#define NO_GLOBAL		"needs a PMU with a global status: boot with pmc_emu=archperf or zen4"
+
+struct foreign_stats {
+	unsigned long reserved;
+	long pmis, wraps, pending, lost_enables, guest_counted;
+	long lite_msr, lite_nmi_msr;
+};
+
+static int foreign_cmd(const char *cmd)
+{
+	return write_file(FOREIGN, cmd);
+}
+
+static void foreign_read(struct __test_metadata *_metadata,
+			 struct foreign_stats *st)
+{
+	FILE *f = fopen(FOREIGN, "r");
+
+	ASSERT_NE(NULL, f) TH_LOG("%s: %s", FOREIGN, strerror(errno));
+	ASSERT_EQ(8, fscanf(f, "reserved %lx pmis %ld wraps %ld pending %ld lost_enables %ld guest_counted %ld lite_msr %ld lite_nmi_msr %ld",
+			    &st->reserved, &st->pmis, &st->wraps, &st->pending,
+			    &st->lost_enables, &st->guest_counted,
+			    &st->lite_msr, &st->lite_nmi_msr));
+	fclose(f);
+}
+
+static bool has_global_status(const struct emu_model *emu)
+{
+	return emu && (!strcmp(emu->name, "archperf") ||
+		       !strcmp(emu->name, "zen4"));
+}
+
+/*
+ * Start the foreign owner on the last counter, with the one before it
+ * as a guest's, and archperf's instructions and cycles fixed counters.
+ */
+static void foreign_start(struct __test_metadata *_metadata,
+			  const struct emu_model *emu, __u64 period)
+{
+	unsigned int last = emu->nr_counters - 1;
+	char cmd[96];
+	int err;
+
+	ASSERT_EQ(0, foreign_cmd("stop"));
+	ASSERT_EQ(0, foreign_cmd("clear"));
+	snprintf(cmd, sizeof(cmd), "start %x %x %x %llu", 1u << last,
+		 strcmp(emu->name, "archperf") ? 0 : 3, 1u << (last - 1),
+		 (unsigned long long)period);
+	err = foreign_cmd(cmd);
+	ASSERT_EQ(0, err) TH_LOG("foreign %s: %s", cmd, strerror(err));
+}
+
+/*
+ * events-lite samples at a high rate beside the foreign owner: the
+ * owner's enable bits (fixed counters included) survive every
+ * events-lite NMI, its guest counter never counts, and it takes every
+ * overflow interrupt of its own.
+ */
+TEST_F(hw, foreign_owner_keeps_its_counters)
+{
+	struct foreign_stats st;
+	struct pmc_attr attr;
+	int fd;
+
+	if (!has_global_status(self->emu))
+		SKIP(return, NO_GLOBAL);
+	if (!self->root)
+		SKIP(return, NO_ROOT_EMU);
+	foreign_start(_metadata, self->emu, FOREIGN_PERIOD);
+
+	hw_attr(&attr, HW(PMC_HW_CPU_CYCLES), 0);
+	attr.irq_period = FAST_PERIOD;
+	fd = counter_open(_metadata, &attr, 0, -1, -1);
+	burn_cpu(LONG_BURN_NS);
+	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
+	EXPECT_LT(100, nr_overflows(_metadata, fd));
+	close(fd);
+
+	ASSERT_EQ(0, foreign_cmd("stop"));
+	foreign_read(_metadata, &st);
+	EXPECT_EQ(0, st.lost_enables) TH_LOG("its enable bits were cleared");
+	EXPECT_EQ(0, st.guest_counted) TH_LOG("a guest's counter counted the host");
+	EXPECT_LT(0, st.pmis);
+	EXPECT_EQ(st.wraps, st.pmis + st.pending) {
+		TH_LOG("its counters wrapped %ld times; its handler took %ld, %ld were pending",
+		       st.wraps, st.pmis, st.pending);
+	}
+}
+
+/* With no counter of its own on a CPU, events-lite's NMI handler touches no MSR. */
+TEST_F(hw, foreign_nmis_cost_no_msr_access)
+{
+	struct foreign_stats st;
+
+	if (!has_global_status(self->emu))
+		SKIP(return, NO_GLOBAL);
+	if (!self->root)
+		SKIP(return, NO_ROOT_EMU);
+	/* fast: many NMIs; the first may find what a closed counter left */
+	foreign_start(_metadata, self->emu, FOREIGN_PERIOD / 10);
+	burn_cpu(SHORT_BURN_NS);
+	ASSERT_EQ(0, foreign_cmd("clear"));
+	burn_cpu(BURN_NS);
+	foreign_read(_metadata, &st);
+	ASSERT_EQ(0, foreign_cmd("stop"));
+	EXPECT_LT(10, st.pmis);
+	EXPECT_EQ(0, st.lite_nmi_msr) {
+		TH_LOG("%ld MSR accesses by events-lite in %ld NMIs not its own",
+		       st.lite_nmi_msr, st.pmis);
+	}
+}
+
+/*
+ * Counters that another owner holds are no room: a flexible counter
+ * waits (time_enabled runs, time_running does not), a pinned one goes
+ * to its error state (read() gives 0 bytes). When the owner lets go,
+ * the flexible one counts.
+ */
+TEST_F(hw, foreign_reservation_is_no_room)
+{
+	const __u32 fmt = PMC_FORMAT_TOTAL_TIME_ENABLED |
+			  PMC_FORMAT_TOTAL_TIME_RUNNING;
+	struct pmc_reading r;
+	struct pmc_attr attr;
+	char cmd[32], buf[64];
+	int flexible, pinned, err;
+
+	if (!self->emu)
+		SKIP(return, NO_EMU);
+	if (!self->root)
+		SKIP(return, NO_ROOT_EMU);
+	ASSERT_EQ(0, foreign_cmd("stop"));
+	snprintf(cmd, sizeof(cmd), "reserve %x", (1u << self->emu->nr_counters) - 1);
+	err = foreign_cmd(cmd);
+	ASSERT_EQ(0, err) TH_LOG("foreign %s: %s", cmd, strerror(err));
+
+	flexible = hw_open(_metadata, HW(PMC_HW_CPU_CYCLES), -1, fmt);
+	hw_attr(&attr, HW(PMC_HW_CPU_CYCLES), 0);
+	attr.pinned = 1;
+	pinned = counter_open(_metadata, &attr, 0, -1, -1);
+	burn_cpu(SHORT_BURN_NS);
+	r = counter_read(_metadata, flexible, fmt);
+	EXPECT_LT(0, r.enabled);
+	EXPECT_EQ(0, r.running);
+	EXPECT_EQ(0, r.value);
+	EXPECT_EQ(0, read(pinned, buf, sizeof(buf))) TH_LOG("pinned counter not in error");
+	close(pinned);
+
+	ASSERT_EQ(0, foreign_cmd("stop"));
+	burn_cpu(SHORT_BURN_NS);
+	r = counter_read(_metadata, flexible, fmt);
+	EXPECT_LT(0, r.running);
+	EXPECT_LT(0, r.value);
+	close(flexible);
+}
+
+/*
+ * An events-lite counter reserves only while it is on a CPU: neither a
+ * disabled one nor one whose task sleeps keeps another owner out.
+ */
+TEST_F(hw, idle_counter_reserves_nothing)
+{
+	int disabled, sleeper_fd, go[2], err;
+	struct pmc_attr attr;
+	char cmd[32];
+	pid_t pid;
+
+	if (!self->emu)
+		SKIP(return, NO_EMU);
+	if (!self->root)
+		SKIP(return, NO_ROOT_EMU);
+	ASSERT_EQ(0, foreign_cmd("stop"));
+	snprintf(cmd, sizeof(cmd), "reserve %x", (1u << self->emu->nr_counters) - 1);
+
+	hw_attr(&attr, HW(PMC_HW_CPU_CYCLES), 0);
+	attr.disabled = 1;
+	disabled = counter_open(_metadata, &attr, 0, -1, -1);
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		char c;
+
+		close(go[1]);
+		_exit(read(go[0], &c, 1) == 1 ? 0 : 1);
+	}
+	close(go[0]);
+	hw_attr(&attr, HW(PMC_HW_CPU_CYCLES), 0);
+	sleeper_fd = counter_open(_metadata, &attr, pid, -1, -1);
+	usleep(10000);	/* the child blocks in read() */
+
+	err = foreign_cmd(cmd);
+	EXPECT_EQ(0, err) TH_LOG("foreign %s beside idle counters: %s", cmd,
+				 strerror(err));
+	EXPECT_EQ(0, foreign_cmd("stop"));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	close(go[1]);
+	EXPECT_EQ(0, reap(_metadata, pid, NULL));
+	close(sleeper_fd);
+	close(disabled);
 }
 
 TEST_HARNESS_MAIN

@@ -25,6 +25,7 @@
 
 #include "../kselftest_harness.h"
 #include "pmc_harness.h"
+#include "pmc_ring.h"
 
 /* Fresh pages touched by the fault tests: one fault each. */
 #define NR_PAGES	256
@@ -1173,6 +1174,277 @@ TEST_F(pmc, group_close_leader)
 
 	close(joined);
 	close(member);
+}
+
+/*
+ * Inherit and groups: a child's exit folds its copy of the group into
+ * the group as one step, so a group read never sees it in some members
+ * but not yet in others. All members count the same faults of the same
+ * tasks, the reader's own included, so every read has them equal,
+ * however many children exit meanwhile. Eight members: seven gaps in
+ * which a fold done member by member could be seen.
+ */
+#define FOLD_CHILDREN	300
+#define FOLD_INFLIGHT	16	/* alive at once: RLIMIT_NPROC may be low */
+#define FOLD_PAGES	4
+#define FOLD_MEMBERS	8
+#define FOLD_NS		(1500 * NSEC_PER_MSEC)	/* forking, at most */
+
+/* Reap one child. Return: 0 if it exited with 0. */
+static int fold_reap(void)
+{
+	int status;
+
+	if (wait(&status) < 0)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Fork short-lived children that fault and exit; @arg: how many forked. */
+static int fold_forker(void *arg)
+{
+	__u64 deadline = monotonic_ns() + FOLD_NS;
+	int *forked = arg, n;
+	pid_t pid;
+	char *p;
+
+	for (n = 0; n < FOLD_CHILDREN && monotonic_ns() < deadline; n++) {
+		if (n >= FOLD_INFLIGHT)
+			CHILD_CHECK(fold_reap() == 0, "a child failed");
+		pid = fork();
+		if (pid == 0) {
+			p = map_fresh_pages(FOLD_PAGES);
+			if (!p)
+				_exit(1);
+			touch_pages(p, FOLD_PAGES);
+			_exit(0);
+		}
+		CHILD_CHECK(pid > 0, "fork: %s", strerror(errno));
+	}
+	*forked = n;
+	for (n = n < FOLD_INFLIGHT ? n : FOLD_INFLIGHT; n > 0; n--)
+		CHILD_CHECK(fold_reap() == 0, "a child failed");
+	return 0;
+}
+
+TEST_F(pmc, inherit_group_read_is_atomic)
+{
+	unsigned long reads = 0, torn = 0;
+	__u64 buf[1 + FOLD_MEMBERS], first[2] = { };
+	int fds[FOLD_MEMBERS], status = 0, *forked, i, odd;
+	struct pmc_attr attr;
+	pid_t pid, done = 0;
+	ssize_t n;
+
+	/* shared with the forker, and faulted in before counting starts */
+	forked = mmap(NULL, page_size(), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(forked != MAP_FAILED) TH_LOG("mmap: %s", strerror(errno));
+	*forked = 0;
+
+	pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, PMC_FORMAT_GROUP);
+	attr.inherit = 1;
+	attr.disabled = 1;
+	fds[0] = counter_open(_metadata, &attr, 0, -1, -1);
+	pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, 0);
+	attr.inherit = 1;
+	for (i = 1; i < FOLD_MEMBERS; i++)
+		fds[i] = counter_open(_metadata, &attr, 0, -1, fds[0]);
+	counter_ioctl(_metadata, fds[0], PMC_IOC_ENABLE);
+
+	pid = spawn(_metadata, fold_forker, forked);
+	/* buf is faulted in already: these reads take no fault in between */
+	while (!done) {
+		n = read(fds[0], buf, sizeof(buf));
+		if (n != sizeof(buf) || buf[0] != FOLD_MEMBERS)
+			break;
+		reads++;
+		for (odd = 2; odd <= FOLD_MEMBERS && buf[odd] == buf[1]; odd++)
+			;
+		if (odd <= FOLD_MEMBERS && !torn++) {
+			first[0] = buf[1];
+			first[1] = buf[odd];
+		}
+		if (!(reads % 16))
+			done = waitpid(pid, &status, WNOHANG);
+	}
+	if (!done)
+		kill(pid, SIGKILL);
+	ASSERT_EQ(sizeof(buf), n) {
+		TH_LOG("group read: %s", n < 0 ? strerror(errno) : "wrong size");
+	}
+	ASSERT_EQ(FOLD_MEMBERS, buf[0]);
+	ASSERT_EQ(pid, done) TH_LOG("waitpid: %s", strerror(errno));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) {
+		TH_LOG("forker ended with status %#x", status);
+	}
+
+	/* every child, and the forker, was added before wait() returned */
+	ASSERT_EQ(FOLD_MEMBERS, group_read(_metadata, fds[0], PMC_FORMAT_GROUP,
+					   buf, ARRAY_SIZE(buf)));
+	TH_LOG("%lu group reads over %d children: %llu faults", reads,
+	       *forked, (unsigned long long)buf[1]);
+	EXPECT_EQ(0UL, torn) {
+		TH_LOG("%lu of %lu reads torn; first: leader %llu, a member %llu",
+		       torn, reads, (unsigned long long)first[0],
+		       (unsigned long long)first[1]);
+	}
+	EXPECT_LT(0, *forked);
+	for (i = 2; i <= FOLD_MEMBERS; i++)
+		EXPECT_EQ(buf[1], buf[i]);
+	EXPECT_LE((__u64)*forked * FOLD_PAGES, buf[1]);
+	EXPECT_LT(0, buf[1]);
+
+	close_group(fds, FOLD_MEMBERS);
+	munmap(forked, page_size());
+}
+
+/*
+ * Callchains of a 32-bit task on a 64-bit kernel: its frames are pairs
+ * of 32-bit words. Each fresh page touched three calls deep is a page
+ * fault sample whose user callchain must stay in this (static) binary's
+ * text and show the callers.
+ */
+#define CHAIN_PAGES	32
+
+#ifndef noinline
+#define noinline	__attribute__((noinline))
+#endif
+
+extern char __executable_start[], etext[];
+
+static char *chain_pages;
+
+static bool in_text(__u64 addr)
+{
+	return addr >= (uintptr_t)__executable_start &&
+	       addr < (uintptr_t)etext;
+}
+
+static noinline void chain_inner(void)
+{
+	touch_pages(chain_pages, CHAIN_PAGES);
+	asm volatile("" ::: "memory");
+}
+
+/* The empty asm after each call keeps it from being a tail call. */
+static noinline void chain_middle(void)
+{
+	chain_inner();
+	asm volatile("" ::: "memory");
+}
+
+static noinline void chain_outer(void)
+{
+	chain_middle();
+	asm volatile("" ::: "memory");
+}
+
+/*
+ * Call @fn with ebp 0, as _start does, so that the walk ends at our
+ * frames: the static libc's frames above them have no frame pointers,
+ * and their ebp could point anywhere.
+ */
+static noinline void call_as_root(void (*fn)(void))
+{
+#ifdef __i386__
+	/* esi keeps our stack pointer; the call is 16-byte aligned */
+	asm volatile("push %%ebp\n\t"
+		     "mov %%esp, %%esi\n\t"
+		     "and $-16, %%esp\n\t"
+		     "xor %%ebp, %%ebp\n\t"
+		     "call *%0\n\t"
+		     "mov %%esi, %%esp\n\t"
+		     "pop %%ebp"
+		     : : "r" (fn) : "eax", "ecx", "edx", "esi", "memory", "cc");
+#else
+	fn();
+#endif
+}
+
+/*
+ * Touch @pages three calls deep between ioctl(@on) and a DISABLE. Run
+ * with @on DISABLE first, so that every code and stack page it uses is
+ * in before it runs sampled: faults elsewhere would have callchains
+ * through libc.
+ */
+static noinline int chain_run(int fd, unsigned long on, char *pages)
+{
+	int ret;
+
+	chain_pages = pages;
+	ret = ioctl(fd, on, 0);
+	call_as_root(chain_outer);
+	return ioctl(fd, PMC_IOC_DISABLE, 0) | ret;
+}
+
+TEST_F(pmc, compat_user_callchain)
+{
+	const __u32 type = PMC_RECORD_IP | PMC_RECORD_CALLCHAIN;
+	unsigned int samples = 0, deep = 0, outside = 0;
+	__u64 pos = 0, head, w, nr, user, bad = 0;
+	char err[160], *warm, *pages;
+	struct pmc_attr attr;
+	struct pmc_ring ring;
+	const __u64 *ips;
+	int fd, ret, i;
+
+#ifndef __i386__
+	SKIP(return, "32-bit frames: pmc_test_32 runs this");
+#endif
+	pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, 0);
+	attr.irq_period = 1;
+	attr.record_type = type;
+	attr.disabled = 1;
+	fd = counter_open(_metadata, &attr, 0, -1, -1);
+	ring_map(_metadata, &ring, fd, 16, true);
+	warm = fresh_pages(_metadata, CHAIN_PAGES);
+	pages = fresh_pages(_metadata, CHAIN_PAGES);
+
+	ASSERT_EQ(0, chain_run(fd, PMC_IOC_DISABLE, warm));
+	ASSERT_EQ(0, chain_run(fd, PMC_IOC_ENABLE, pages))
+		TH_LOG("ioctl: %s", strerror(errno));
+
+	head = ring_head(&ring);
+	while ((ret = ring_next(&ring, &pos, head, err, sizeof(err))) > 0) {
+		if (!is_sample())
+			continue;
+		/* header, ip, nr | hv << 16 | kernel << 32 | user << 48, ips */
+		ASSERT_LE(24, rec.h.size);
+		w = rec.w[2];
+		nr = w & 0xffff;
+		user = w >> 48;
+		ASSERT_EQ(24 + nr * 8, rec.h.size);
+		ASSERT_EQ(nr, user) TH_LOG("callchain word %#llx",
+					   (unsigned long long)w);
+		ips = &rec.w[3];
+		samples++;
+		if (user >= 2)
+			deep++;
+		for (i = 0; i < (int)user; i++) {
+			if (in_text(ips[i]))
+				continue;
+			if (!outside++)
+				bad = ips[i];
+			if (outside <= 3)
+				TH_LOG("sample %u: entry %d of %llu: %#llx",
+				       samples, i, (unsigned long long)user,
+				       (unsigned long long)ips[i]);
+		}
+	}
+	ASSERT_EQ(0, ret) TH_LOG("%s", err);
+
+	TH_LOG("%u samples, %u with 2 or more user entries; text [%p, %p)",
+	       samples, deep, __executable_start, etext);
+	EXPECT_LT(0U, samples);
+	EXPECT_EQ(0U, outside) TH_LOG("first outside the text: %#llx",
+				      (unsigned long long)bad);
+	EXPECT_LT(0U, deep);
+
+	ring_unmap(&ring);
+	munmap(warm, CHAIN_PAGES * page_size());
+	munmap(pages, CHAIN_PAGES * page_size());
+	close(fd);
 }
 
 /*
