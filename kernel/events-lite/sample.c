@@ -16,7 +16,6 @@
  *
  * Pids and tids in records are those of the opener's pid namespace.
  */
-#include <linux/compat.h>
 #include <linux/fs.h>
 #include <linux/math64.h>
 #include <linux/mm.h>
@@ -54,53 +53,42 @@ static u64 pmc_visible(struct pmc_counter *counter, u64 addr)
 	return counter->kernel_visible || !pmc_kernel_addr(addr) ? addr : 0;
 }
 
-#if defined(CONFIG_X86) && defined(CONFIG_COMPAT)
-/*
- * A 32-bit task's frames are { u32 next, u32 ret }: read as longs, two
- * of them would make one bogus address. The same walk on 32-bit words,
- * as perf_callchain_user32() does, but taking the flat segments Linux
- * gives such tasks; only the low half of regs->bp is their ebp.
- */
-static unsigned int pmc_user_callchain32(struct pt_regs *regs, u64 *ips,
-					 unsigned int nr, unsigned int max)
+/* A 32-bit task on a 64-bit kernel: its frames are 32-bit words. */
+static bool pmc_user_compat(struct pt_regs *regs)
 {
-	struct { u32 next, ret; } frame;
-	u32 fp = regs->bp;
-
-	while (nr < max && fp && !(fp & (sizeof(u32) - 1))) {
-		if (copy_from_user_nofault(&frame, compat_ptr(fp),
-					   sizeof(frame)))
-			break;
-		ips[nr++] = frame.ret;
-		if (frame.next <= fp)
-			break;
-		fp = frame.next;
-	}
-	return nr;
-}
+#if defined(CONFIG_X86) && defined(CONFIG_COMPAT)
+	return !user_64bit_mode(regs);
+#else
+	return false;
 #endif
+}
 
-/* User frames by frame-pointer walk; safe in NMI context. */
+/*
+ * User frames by frame-pointer walk; safe in NMI context. A frame is
+ * { next, ret } in the task's word size: a compat task's, read as longs,
+ * would make two words one bogus address (perf_callchain_user32()
+ * knows this too). Segments are the flat ones Linux gives such tasks.
+ */
 static unsigned int pmc_user_callchain(struct pt_regs *regs, u64 *ips,
 				       unsigned int max)
 {
-	struct { unsigned long next, ret; } frame;
-	unsigned long fp = regs->bp;
-	unsigned int nr = 0;
+	union {
+		struct { u32 next, ret; } w32;
+		struct { unsigned long next, ret; } w;
+	} frame;
+	bool compat = pmc_user_compat(regs);
+	unsigned int nr = 0, word = compat ? sizeof(u32) : sizeof(long);
+	unsigned long fp = compat ? (u32)regs->bp : regs->bp, next;
 
 	ips[nr++] = regs->ip;
-#if defined(CONFIG_X86) && defined(CONFIG_COMPAT)
-	if (!user_64bit_mode(regs))
-		return pmc_user_callchain32(regs, ips, nr, max);
-#endif
-	while (nr < max && fp && !(fp & (sizeof(long) - 1))) {
-		if (copy_from_user_nofault(&frame, (void __user *)fp,
-					   sizeof(frame)))
+	while (nr < max && fp && !(fp & (word - 1))) {
+		if (copy_from_user_nofault(&frame, (void __user *)fp, 2 * word))
 			break;
-		ips[nr++] = frame.ret;
-		if (frame.next <= fp)
+		ips[nr++] = compat ? frame.w32.ret : frame.w.ret;
+		next = compat ? frame.w32.next : frame.w.next;
+		if (next <= fp)
 			break;
-		fp = frame.next;
+		fp = next;
 	}
 	return nr;
 }

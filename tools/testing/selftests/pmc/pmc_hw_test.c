@@ -115,6 +115,14 @@ static int hw_open(struct __test_metadata *_metadata, __u64 config,
 	return counter_open(_metadata, &attr, 0, -1, group_fd);
 }
 
+/* Burn a little CPU, then read @fd's value and the times in @fmt. */
+static struct pmc_reading burn_read(struct __test_metadata *_metadata, int fd,
+				    __u32 fmt)
+{
+	burn_cpu(SHORT_BURN_NS);
+	return counter_read(_metadata, fd, fmt);
+}
+
 /* pmc_open()'s errno for @config on the calling task; 0 if it opened. */
 static int hw_open_errno(__u64 config)
 {
@@ -511,15 +519,13 @@ TEST_F(hw, enable_disable_reset)
 	fd = counter_open(_metadata, &attr, 0, -1, -1);
 
 	/* disabled at open: nothing counts, no time passes */
-	burn_cpu(SHORT_BURN_NS);
-	r0 = counter_read(_metadata, fd, ALL_TIMES);
+	r0 = burn_read(_metadata, fd, ALL_TIMES);
 	EXPECT_EQ(0, r0.value);
 	EXPECT_EQ(0, r0.enabled);
 	EXPECT_EQ(0, r0.running);
 
 	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
-	burn_cpu(SHORT_BURN_NS);
-	r1 = counter_read(_metadata, fd, ALL_TIMES);
+	r1 = burn_read(_metadata, fd, ALL_TIMES);
 	EXPECT_LT(0, r1.value);
 	EXPECT_LT(0, r1.running);
 	EXPECT_LE(r1.running, r1.enabled);
@@ -529,8 +535,7 @@ TEST_F(hw, enable_disable_reset)
 	/* disabled again: value and times freeze */
 	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
 	r2 = counter_read(_metadata, fd, ALL_TIMES);
-	burn_cpu(SHORT_BURN_NS);
-	r3 = counter_read(_metadata, fd, ALL_TIMES);
+	r3 = burn_read(_metadata, fd, ALL_TIMES);
 	EXPECT_LE(r1.value, r2.value);
 	EXPECT_EQ(r2.value, r3.value);
 	EXPECT_EQ(r2.enabled, r3.enabled);
@@ -543,8 +548,7 @@ TEST_F(hw, enable_disable_reset)
 	r4 = counter_read(_metadata, fd, ALL_TIMES);
 	EXPECT_GT(r3.value / 2, r4.value);
 	EXPECT_LE(r3.running, r4.running);
-	burn_cpu(SHORT_BURN_NS);
-	r5 = counter_read(_metadata, fd, ALL_TIMES);
+	r5 = burn_read(_metadata, fd, ALL_TIMES);
 	EXPECT_LT(r4.value, r5.value);
 
 	/* and of a disabled one to exactly 0 */
@@ -567,8 +571,7 @@ TEST_F(hw, exclude_both_counts_nothing)
 	attr.exclude_user = 1;
 	attr.exclude_kernel = 1;
 	fd = counter_open(_metadata, &attr, 0, -1, -1);
-	burn_cpu(SHORT_BURN_NS);
-	r = counter_read(_metadata, fd, ALL_TIMES);
+	r = burn_read(_metadata, fd, ALL_TIMES);
 	EXPECT_EQ(0, r.value);
 	EXPECT_LT(0, r.running) TH_LOG("the counter never went on the PMU");
 	close(fd);
@@ -802,8 +805,7 @@ TEST_F(hw, p6_group_never_fits_refused)
 	attr.disabled = 1;
 	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, leader, 0));
 	r1 = counter_read(_metadata, leader, ALL_TIMES);
-	burn_cpu(SHORT_BURN_NS);
-	r2 = counter_read(_metadata, leader, ALL_TIMES);
+	r2 = burn_read(_metadata, leader, ALL_TIMES);
 	EXPECT_LT(r1.value, r2.value) TH_LOG("the leader alone does not count");
 	EXPECT_LT(r1.running, r2.running);
 	close(leader);
@@ -1000,8 +1002,7 @@ TEST_F(hw, perf_coexistence)
 	perf = perf_cycles_open();
 	ASSERT_LE(0, perf) TH_LOG("perf_event_open: %s", strerror(errno));
 	pmc = hw_open(_metadata, HW(PMC_HW_CPU_CYCLES), -1, fmt);
-	burn_cpu(SHORT_BURN_NS);
-	r = counter_read(_metadata, pmc, fmt);
+	r = burn_read(_metadata, pmc, fmt);
 	EXPECT_LT(0, r.enabled);
 	EXPECT_EQ(0, r.running) TH_LOG("pmc counted on perf's counters");
 	close(pmc);
@@ -1340,24 +1341,22 @@ TEST_F(hw, foreign_reservation_is_no_room)
 			  PMC_FORMAT_TOTAL_TIME_RUNNING;
 	struct pmc_reading r;
 	struct pmc_attr attr;
-	char cmd[32], buf[64];
 	int flexible, pinned, err;
+	char buf[64];
 
 	if (!self->emu)
 		SKIP(return, NO_EMU);
 	if (!self->root)
 		SKIP(return, NO_ROOT_EMU);
 	ASSERT_EQ(0, foreign_cmd("stop"));
-	snprintf(cmd, sizeof(cmd), "reserve %x", (1u << self->emu->nr_counters) - 1);
-	err = foreign_cmd(cmd);
-	ASSERT_EQ(0, err) TH_LOG("foreign %s: %s", cmd, strerror(err));
+	err = foreign_cmd("reserve all");
+	ASSERT_EQ(0, err) TH_LOG("foreign reserve all: %s", strerror(err));
 
 	flexible = hw_open(_metadata, HW(PMC_HW_CPU_CYCLES), -1, fmt);
 	hw_attr(&attr, HW(PMC_HW_CPU_CYCLES), 0);
 	attr.pinned = 1;
 	pinned = counter_open(_metadata, &attr, 0, -1, -1);
-	burn_cpu(SHORT_BURN_NS);
-	r = counter_read(_metadata, flexible, fmt);
+	r = burn_read(_metadata, flexible, fmt);
 	EXPECT_LT(0, r.enabled);
 	EXPECT_EQ(0, r.running);
 	EXPECT_EQ(0, r.value);
@@ -1365,8 +1364,7 @@ TEST_F(hw, foreign_reservation_is_no_room)
 	close(pinned);
 
 	ASSERT_EQ(0, foreign_cmd("stop"));
-	burn_cpu(SHORT_BURN_NS);
-	r = counter_read(_metadata, flexible, fmt);
+	r = burn_read(_metadata, flexible, fmt);
 	EXPECT_LT(0, r.running);
 	EXPECT_LT(0, r.value);
 	close(flexible);
@@ -1380,7 +1378,6 @@ TEST_F(hw, idle_counter_reserves_nothing)
 {
 	int disabled, sleeper_fd, go[2], err;
 	struct pmc_attr attr;
-	char cmd[32];
 	pid_t pid;
 
 	if (!self->emu)
@@ -1388,7 +1385,6 @@ TEST_F(hw, idle_counter_reserves_nothing)
 	if (!self->root)
 		SKIP(return, NO_ROOT_EMU);
 	ASSERT_EQ(0, foreign_cmd("stop"));
-	snprintf(cmd, sizeof(cmd), "reserve %x", (1u << self->emu->nr_counters) - 1);
 
 	hw_attr(&attr, HW(PMC_HW_CPU_CYCLES), 0);
 	attr.disabled = 1;
@@ -1407,8 +1403,8 @@ TEST_F(hw, idle_counter_reserves_nothing)
 	sleeper_fd = counter_open(_metadata, &attr, pid, -1, -1);
 	usleep(10000);	/* the child blocks in read() */
 
-	err = foreign_cmd(cmd);
-	EXPECT_EQ(0, err) TH_LOG("foreign %s beside idle counters: %s", cmd,
+	err = foreign_cmd("reserve all");
+	EXPECT_EQ(0, err) TH_LOG("foreign reserve all beside idle counters: %s",
 				 strerror(err));
 	EXPECT_EQ(0, foreign_cmd("stop"));
 	ASSERT_EQ(1, write(go[1], "g", 1));
