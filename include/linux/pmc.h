@@ -165,8 +165,10 @@ struct pmc_counter {
 	 *
 	 * child_mutex (process context only) guards the original's list of
 	 * live copies, so that ioctls reach them, and makes a copy's fold
-	 * into the three totals one step for read(). The totals are also
-	 * read without it by samples (any context), as they stand.
+	 * into the three totals one step for read(). A copied group folds
+	 * under its original leader's, each member's nested inside, one
+	 * step for a PMC_FORMAT_GROUP read(). The totals are also read
+	 * without it by samples (any context), as they stand.
 	 */
 	refcount_t refcount;
 	struct pmc_counter *parent;	/* original, for a copy; else NULL */

@@ -67,7 +67,8 @@ static bool pmc_user_compat(struct pt_regs *regs)
  * User frames by frame-pointer walk; safe in NMI context. A frame is
  * { next, ret } in the task's word size: a compat task's, read as longs,
  * would make two words one bogus address (perf_callchain_user32()
- * knows this too). Segments are the flat ones Linux gives such tasks.
+ * knows this too). Segments are assumed flat, as Linux sets them up; a
+ * task with segments of its own (an LDT) gets wrong, safely read frames.
  */
 static unsigned int pmc_user_callchain(struct pt_regs *regs, u64 *ips,
 				       unsigned int max)

@@ -516,13 +516,14 @@ static void print_one(const struct stat_counter *c, double elapsed_ns)
 }
 
 /*
- * A hardware counter that was enabled but never ran found no free
- * hardware counter: another owner held them (the user guide's "Sharing
- * the PMU"). Say who can hold them, and how to free them.
+ * Hardware counters that were enabled but none of which ever ran found
+ * no free hardware counter: another owner held them (the user guide's
+ * "Sharing the PMU"). Say who can hold them, and how to free them. One
+ * that ran while another did not only took turns with it.
  */
 static void explain_not_counted(void)
 {
-	bool busy = false;
+	bool waited = false;
 	long watchdog = 0;
 	size_t i;
 	FILE *f;
@@ -530,11 +531,14 @@ static void explain_not_counted(void)
 	for (i = 0; i < nr_counters; i++) {
 		const struct stat_counter *c = &counters[i];
 
-		if (c->supported && !c->counted && c->count.enabled &&
-		    pmc_config_needs_pmu(c->config))
-			busy = true;
+		if (!c->supported || !pmc_config_needs_pmu(c->config))
+			continue;
+		if (c->counted)
+			return;
+		if (c->count.enabled)
+			waited = true;
 	}
-	if (!busy)
+	if (!waited)
 		return;
 	f = fopen("/proc/sys/kernel/nmi_watchdog", "r");
 	if (f) {
@@ -543,8 +547,9 @@ static void explain_not_counted(void)
 		fclose(f);
 	}
 	fprintf(stderr, "pmc-stat: <not counted>: the hardware counters were held by %s; events-lite counts only on counters no one else holds\n",
-		watchdog ? "the NMI watchdog (free it: sysctl kernel.nmi_watchdog=0), perf or a KVM guest" :
-			   "perf or a KVM guest (perf events; end them)");
+		watchdog ?
+		"the NMI watchdog (free it: sysctl kernel.nmi_watchdog=0), perf or a KVM guest" :
+		"perf or a KVM guest (perf events; end them)");
 }
 
 static void print_stats(pid_t attach_pid, char **cmd, double elapsed_ns)

@@ -104,7 +104,11 @@ MODULE_PARM_DESC(late_pmis, "overflow interrupts to raise only after their count
 DEFINE_PER_CPU(struct pmc_emu_cpu, pmc_emu_cpu);
 const struct pmc_x86_model *pmc_emu_model __ro_after_init;
 int pmc_emu_nr_fixed __ro_after_init;
-/* The reservation: a bit per general-purpose counter, whoever holds it. */
+/*
+ * The reservation: a bit per general-purpose counter, whoever holds it,
+ * set and cleared atomically by the driver (IRQs off, any CPU) and the
+ * foreign owner (process context).
+ */
 unsigned long pmc_emu_reserved;
 
 /* Fixed counters count these, at these rates. */
@@ -307,7 +311,8 @@ static bool pmc_emu_hold(struct pmc_emu_cpu *e)
 	if (left <= 0)
 		return false;
 	for (idx = 0; idx < pmc_emu_model->nr_counters; idx++)
-		if (pmc_emu_counting(e, idx) && e->sel[idx] & PMC_X86_SEL_INT &&
+		if (!(e->foreign.bits & BIT_ULL(idx)) &&
+		    pmc_emu_counting(e, idx) && e->sel[idx] & PMC_X86_SEL_INT &&
 		    !(e->ctr[idx] & BIT_ULL(pmc_emu_model->width - 1)))
 			e->held |= BIT(idx);
 	return e->held;
@@ -484,15 +489,12 @@ static int pmc_emu_write(u32 msr, u64 val)
 }
 
 /* The overflow NMI is over: its registers are stale. */
-void pmc_emu_nmi_done(struct pmc_emu_cpu *e)
-{
-	e->have_regs = false;
-	WRITE_ONCE(e->nmis, e->nmis + 1);
-}
-
 static void pmc_emu_nmi_end(void)
 {
-	pmc_emu_nmi_done(this_cpu_ptr(&pmc_emu_cpu));
+	struct pmc_emu_cpu *e = this_cpu_ptr(&pmc_emu_cpu);
+
+	e->have_regs = false;
+	WRITE_ONCE(e->nmis, e->nmis + 1);
 }
 
 static struct pt_regs *pmc_emu_sample_regs(void)

@@ -41,7 +41,12 @@ static inline u64 pmc_emu_fixed_bits(void)
 	return (BIT_ULL(pmc_emu_nr_fixed) - 1) << 32;
 }
 
-/* What the foreign owner runs on one CPU, and what it saw there. */
+/*
+ * What the foreign owner runs on one CPU, and what it saw there: written
+ * on that CPU by its on_each_cpu() calls and its NMI handler, and wraps
+ * by pmc_emu_advance() (any context of that CPU); read without a lock
+ * by a read of the parameter.
+ */
 struct pmc_emu_foreign {
 	u64 bits;		/* its counters' global bits */
 	u64 enabled;		/* the global enables it set */
@@ -84,7 +89,6 @@ DECLARE_PER_CPU(struct pmc_emu_cpu, pmc_emu_cpu);
 
 void pmc_emu_advance(struct pmc_emu_cpu *e);
 void pmc_emu_arm(struct pmc_emu_cpu *e);
-void pmc_emu_nmi_done(struct pmc_emu_cpu *e);
 
 void pmc_emu_foreign_init(void);
 void pmc_emu_foreign_reset(struct pmc_emu_cpu *e);

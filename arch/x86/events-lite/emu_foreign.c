@@ -94,8 +94,6 @@ static void pmc_emu_foreign_start_cpu(void *arg)
 	int slot;
 
 	pmc_emu_advance(e);
-	e->global_status &= ~e->foreign.stale;
-	e->foreign.stale = 0;
 	for (slot = 0; slot < PMC_EMU_SLOTS; slot++) {
 		if (!(cfg->bits & pmc_emu_bit(slot)))
 			continue;
@@ -164,6 +162,8 @@ static void pmc_emu_foreign_stop_cpu(void *unused)
 	e->foreign.bits = 0;
 	e->foreign.enabled = 0;
 	e->foreign.guest = 0;
+	/* the NMI for the stale bits comes now, not at some later tick */
+	pmc_emu_arm(e);
 }
 
 /* Its overflows, perf's way: its own status bits, acknowledged, reloaded. */
@@ -188,7 +188,8 @@ static int pmc_emu_foreign_nmi(unsigned int cmd, struct pt_regs *regs)
 		e->foreign.pmis++;
 		pmc_emu_foreign_load(e, slot, e->foreign.period);
 	}
-	pmc_emu_nmi_done(e);
+	/* the tick re-arms for the next wrap; events-lite's regs stay */
+	WRITE_ONCE(e->nmis, e->nmis + 1);
 	return hweight64(status) ?: NMI_HANDLED;
 }
 
@@ -262,7 +263,7 @@ static int pmc_emu_foreign_set(const char *val, const struct kernel_param *kp)
 	} else if (sysfs_streq(val, "clear")) {
 		on_each_cpu(pmc_emu_foreign_clear_cpu, NULL, 1);
 		ret = 0;
-	} else if (pmc_emu_foreign_reserved) {
+	} else if (pmc_emu_foreign_reserved || pmc_emu_foreign_cfg.bits) {
 		ret = -EBUSY;	/* stop first */
 	} else if (sscanf(val, "start %lx %lx %lx %llu", &gp, &fixed, &guest,
 			  &period) == 4) {

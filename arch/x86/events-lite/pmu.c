@@ -66,6 +66,11 @@
 #define PMC_X86_MAX_NMI_LOOPS	100
 
 struct pmc_x86_cpu {
+	/*
+	 * Written by add()/del() and the unthrottle timer with IRQs off,
+	 * on this CPU; read by the NMI, which may come between any two
+	 * writes (see start() and stop() for the order).
+	 */
 	struct pmc_counter *slots[PMC_X86_MAX_COUNTERS];
 	unsigned long active;		/* published slots */
 	/*
@@ -96,9 +101,9 @@ static bool pmc_x86_emulated __ro_after_init;
 static char pmc_x86_emu_name[16] __initdata;
 
 /*
- * How many CPUs have an events-lite counter programmed on each hardware
- * counter (on P6, whose counters share one enable bit, all count as
- * counter 0). The first one reserves it, the last one releases it,
+ * For each hardware counter, on how many CPUs an events-lite counter
+ * is programmed on it (on P6, whose counters share one enable bit, the
+ * two count as one, counter 0). The first one reserves it, the last one releases it,
  * under pmc_x86_hold_lock; add() and del() run with IRQs off, never in
  * NMI.
  */
@@ -344,12 +349,13 @@ static void pmc_x86_start(struct pmc_x86_cpu *cpuc,
 	WRITE_ONCE(counter->hw.idx, idx);
 	WRITE_ONCE(cpuc->slots[idx], counter);
 	barrier();		/* the NMI sees a programmed counter */
-	__set_bit(idx, &cpuc->active);
 	if (!pmc_x86_emulated && !cpuc->lvtpc_set) {
 		apic_write(APIC_LVTPC, APIC_DM_NMI);
 		cpuc->lvtpc_set = true;
 	}
+	/* before it is active: the NMI restores the control it found */
 	pmc_x86_global_enable(cpuc, idx);
+	__set_bit(idx, &cpuc->active);
 	pmc_x86_write_sels(cpuc, idx);
 	/* Throttled elsewhere: this CPU's tick lets it sample again. */
 	if (READ_ONCE(counter->throttled))
@@ -359,9 +365,13 @@ static void pmc_x86_start(struct pmc_x86_cpu *cpuc,
 /*
  * Its PMI may be in flight, and arrive at any time after the stop to
  * find it gone. With a global status, its status bit says so: the next
- * NMI looks at it. Otherwise a PMI is claimed for it from the start of
- * the stop, and given back if the counter turns out not to have
- * overflowed.
+ * NMI looks at it if it is set once the counter is off (set again
+ * then, as an NMI during the stop may have taken it, and cleared if
+ * the bit is clear). Otherwise a PMI is claimed for it from the start
+ * of the stop, and given back if the counter turns out not to have
+ * overflowed; someone else's NMI that finds nothing during the stop
+ * takes that claim, and the counter's own PMI may then be reported as
+ * unknown: a window of a few MSR writes.
  */
 static void pmc_x86_stop(struct pmc_x86_cpu *cpuc, struct pmc_counter *counter)
 {
@@ -377,6 +387,11 @@ static void pmc_x86_stop(struct pmc_x86_cpu *cpuc, struct pmc_counter *counter)
 	__clear_bit(idx, &cpuc->active);
 	pmc_x86_write_sels(cpuc, idx);
 	pmc_x86_global_disable(cpuc, idx);
+	if (model->global_status) {
+		set_bit(idx, &cpuc->stale);
+		if (!(pmc_x86_rd(model->global_status) & BIT_ULL(idx)))
+			clear_bit(idx, &cpuc->stale);
+	}
 	barrier();		/* the NMI is done with the slot */
 	WRITE_ONCE(cpuc->slots[idx], NULL);
 	now = pmc_x86_update(counter);
@@ -608,8 +623,20 @@ static int pmc_x86_ack_status(struct pmc_x86_cpu *cpuc, struct pt_regs *regs)
 		}
 	}
 	if (active)
-		pmc_x86_wr(model->global_ctrl, ctrl | active);
+		pmc_x86_wr(model->global_ctrl, ctrl);
 	return handled;
+}
+
+/* No global status, and the NMI found nothing: a late PMI of ours? */
+static int pmc_x86_claim_late(struct pmc_x86_cpu *cpuc)
+{
+	if (!atomic_read(&cpuc->late_pmis))
+		return 0;
+	if (time_after(jiffies, READ_ONCE(cpuc->late_until))) {
+		atomic_set(&cpuc->late_pmis, 0);
+		return 0;
+	}
+	return atomic_dec_if_positive(&cpuc->late_pmis) >= 0;
 }
 
 /*
@@ -634,30 +661,24 @@ static int pmc_x86_nmi(unsigned int cmd, struct pt_regs *regs)
 		return NMI_DONE;
 	cpuc->nmi_mark = local_clock();
 	cpuc->nmi_last = NULL;
-	if (global)
+	if (global) {
 		handled = pmc_x86_ack_status(cpuc, regs);
-	else
+	} else {
 		handled = pmc_x86_poll_counters(cpuc, regs);
+		if (handled > 1)
+			pmc_x86_late_pmis(cpuc, handled - 1);
+		else if (!handled)
+			handled = pmc_x86_claim_late(cpuc);
+	}
 	if (pmc_x86_msr->nmi_end)
 		pmc_x86_msr->nmi_end();
-	if (!pmc_x86_emulated)	/* the APIC masks LVTPC when it delivers */
+	/* Our PMI: the APIC masked LVTPC when it delivered it. */
+	if (handled && !pmc_x86_emulated)
 		apic_write(APIC_LVTPC, APIC_DM_NMI);
 	if (cpuc->nmi_last)	/* the status writes and the re-arm */
 		pmc_overflow_took(cpuc->nmi_last,
 				  local_clock() - cpuc->nmi_mark);
-	if (handled) {
-		if (!global && handled > 1)
-			pmc_x86_late_pmis(cpuc, handled - 1);
-		return handled;
-	}
-	if (global || !atomic_read(&cpuc->late_pmis))
-		return NMI_DONE;
-	if (time_after(jiffies, READ_ONCE(cpuc->late_until))) {
-		atomic_set(&cpuc->late_pmis, 0);
-		return NMI_DONE;
-	}
-	return atomic_dec_if_positive(&cpuc->late_pmis) >= 0 ? NMI_HANDLED :
-							       NMI_DONE;
+	return handled ?: NMI_DONE;
 }
 
 /*
