@@ -325,6 +325,13 @@ static enum hrtimer_restart pmc_emu_tick(struct hrtimer *timer)
 
 	pmc_emu_advance(e);
 	ns = pmc_emu_next_wrap(e);
+	/*
+	 * A global status that an NMI since has acknowledged wants no
+	 * more: the overflows it took merged into that NMI's, as the APIC
+	 * merges a PMI into one pending.
+	 */
+	if (pmc_emu_model->global_status && !e->global_status)
+		e->nmi_pending = false;
 	if (e->nmi_pending && !e->held && !pmc_emu_hold(e)) {
 		struct pt_regs *regs = get_irq_regs();
 

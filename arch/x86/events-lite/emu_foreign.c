@@ -113,7 +113,8 @@ static void pmc_emu_foreign_start_cpu(void *arg)
 	e->foreign.enabled = cfg->enabled;
 	e->foreign.guest = cfg->guest;
 	e->foreign.period = cfg->period;
-	e->global_ctrl |= cfg->enabled;
+	/* as perf's enable writes it: its guest's counters off in the host */
+	e->global_ctrl = (e->global_ctrl | cfg->enabled) & ~cfg->guest;
 	pmc_emu_arm(e);
 }
 

@@ -82,8 +82,6 @@ struct pmc_x86_cpu {
 	unsigned long stale;
 	atomic_t late_pmis;
 	unsigned long late_until;	/* jiffies */
-	/* own CPU, IRQs off: global enables we set, cleared again at stop */
-	unsigned long gctrl_set;
 	bool lvtpc_set;
 	/* NMI only: its time charged so far, and to which counter last */
 	u64 nmi_mark;
@@ -307,12 +305,13 @@ static void pmc_x86_late_pmis(struct pmc_x86_cpu *cpuc, int n)
 }
 
 /*
- * Counters count only with their global enable bit. Set ours alone if
- * it is clear, and clear it again when the counter stops: a bit left
- * set would let the next owner's counter there (a guest's, which perf
- * keeps off in the host) count.
+ * Counters count only with their global enable bit: set ours alone, if
+ * it is clear (a CPU may come up with every bit clear). It stays set
+ * after the counter stops, which its event select's enable bit does:
+ * the next owner of that counter, perf, writes the global control
+ * whole when it enables its events, guest bits clear.
  */
-static void pmc_x86_global_enable(struct pmc_x86_cpu *cpuc, int idx)
+static void pmc_x86_global_enable(int idx)
 {
 	const struct pmc_x86_model *model = pmc_x86_model;
 	u64 ctrl;
@@ -320,20 +319,8 @@ static void pmc_x86_global_enable(struct pmc_x86_cpu *cpuc, int idx)
 	if (!model->global_ctrl)
 		return;
 	ctrl = pmc_x86_rd(model->global_ctrl);
-	if (ctrl & BIT_ULL(idx))
-		return;
-	pmc_x86_wr(model->global_ctrl, ctrl | BIT_ULL(idx));
-	__set_bit(idx, &cpuc->gctrl_set);
-}
-
-static void pmc_x86_global_disable(struct pmc_x86_cpu *cpuc, int idx)
-{
-	const struct pmc_x86_model *model = pmc_x86_model;
-
-	if (!__test_and_clear_bit(idx, &cpuc->gctrl_set))
-		return;
-	pmc_x86_wr(model->global_ctrl,
-		   pmc_x86_rd(model->global_ctrl) & ~BIT_ULL(idx));
+	if (!(ctrl & BIT_ULL(idx)))
+		pmc_x86_wr(model->global_ctrl, ctrl | BIT_ULL(idx));
 }
 
 /*
@@ -354,7 +341,7 @@ static void pmc_x86_start(struct pmc_x86_cpu *cpuc,
 		cpuc->lvtpc_set = true;
 	}
 	/* before it is active: the NMI restores the control it found */
-	pmc_x86_global_enable(cpuc, idx);
+	pmc_x86_global_enable(idx);
 	__set_bit(idx, &cpuc->active);
 	pmc_x86_write_sels(cpuc, idx);
 	/* Throttled elsewhere: this CPU's tick lets it sample again. */
@@ -386,7 +373,6 @@ static void pmc_x86_stop(struct pmc_x86_cpu *cpuc, struct pmc_counter *counter)
 	barrier();
 	__clear_bit(idx, &cpuc->active);
 	pmc_x86_write_sels(cpuc, idx);
-	pmc_x86_global_disable(cpuc, idx);
 	if (model->global_status) {
 		set_bit(idx, &cpuc->stale);
 		if (!(pmc_x86_rd(model->global_status) & BIT_ULL(idx)))
@@ -733,7 +719,6 @@ static int pmc_x86_cpu_starting(unsigned int cpu)
 
 	cpuc->stale = 0;
 	atomic_set(&cpuc->late_pmis, 0);
-	cpuc->gctrl_set = 0;
 	cpuc->lvtpc_set = false;
 	if (pmc_x86_msr->cpu_starting)
 		pmc_x86_msr->cpu_starting();
