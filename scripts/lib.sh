@@ -41,3 +41,13 @@ tap_totals() {
 		}
 		END { print p + 0, f + 0, s + 0, n + 0 }' "$1"
 }
+
+# fresh_for_headers OUT HDR: the programs in OUT depend on the UAPI
+# headers in HDR, which make cannot see: empty OUT when they changed.
+fresh_for_headers() {
+	local out=$1 hdr=$2 sum
+	sum=$(cat "$hdr"/linux/pmc.h "$hdr"/asm/unistd*.h 2>/dev/null | sha1sum | cut -d' ' -f1)
+	[ "$(cat "$out/.headers" 2>/dev/null)" = "$sum" ] || rm -rf "$out"
+	mkdir -p "$out"
+	echo "$sum" > "$out/.headers"
+}

@@ -89,6 +89,7 @@ struct pmc_counter {
 	const struct pmc_pmu *pmu;
 	struct pmc_context *ctx;
 	int cpu;			/* count only on this CPU, or -1 */
+	bool installed;			/* pmc_open() attached it (ctx->mutex) */
 	struct pid_namespace *ns;	/* the opener's, for record pids */
 	kuid_t owner;			/* the opener: whose share of the
 					 * overflow time bound it uses
@@ -185,7 +186,10 @@ struct pmc_counter {
 	 * written by the overflow NMI, hence the local64_t.
 	 */
 	union {
-		u64 clock_start;		/* software clocks */
+		struct {			/* software clocks */
+			u64 clock_start;
+			bool sw_idle;		/* exclude_idle: paused */
+		};
 		struct hlist_node sw_node;	/* software events */
 		struct {			/* hardware counters */
 			int idx;		/* counter, or -1 */
@@ -216,6 +220,9 @@ static inline struct pmc_counter *pmc_group_next(struct pmc_counter *leader,
 
 /* For hardware backends (arch code). */
 void pmc_register_hw_pmu(const struct pmc_pmu *pmu);
+/* Fills @ips with the user call chain at @regs (__weak: arch override). */
+unsigned int pmc_arch_user_callchain(struct pt_regs *regs, u64 *ips,
+				     unsigned int max);
 void pmc_counter_overflow(struct pmc_counter *counter, struct pt_regs *regs,
 			  u64 addr);
 /* The next sample period of @counter: @period, or a draw (period_rand). */

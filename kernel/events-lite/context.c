@@ -241,6 +241,8 @@ void pmc_ctx_link(struct pmc_context *ctx, struct pmc_counter *counter)
 		ctx->nr_pmu++;
 	if (pmc_wants_side(counter))
 		ctx->nr_side++;
+	if (counter->attr.exclude_idle)
+		ctx->nr_exclude_idle++;
 	ctx->nr_counters++;
 }
 
@@ -274,6 +276,8 @@ void pmc_ctx_unlink(struct pmc_context *ctx, struct pmc_counter *counter)
 		ctx->nr_pmu--;
 	if (pmc_wants_side(counter))
 		ctx->nr_side--;
+	if (counter->attr.exclude_idle)
+		ctx->nr_exclude_idle--;
 	ctx->nr_counters--;
 }
 
@@ -291,10 +295,15 @@ int pmc_install(struct pmc_counter *counter)
 {
 	struct pmc_context *ctx = counter->ctx;
 
+	int ret;
+
 	lockdep_assert_held(&ctx->mutex);
 	if (ctx->task == PMC_TASK_DEAD)
 		return -ESRCH;
-	return pmc_ctx_call(ctx, __pmc_install, counter);
+	ret = pmc_ctx_call(ctx, __pmc_install, counter);
+	if (!ret)
+		counter->installed = true;
+	return ret;
 }
 
 static void __pmc_remove(struct pmc_context *ctx, void *arg)
@@ -307,9 +316,8 @@ void pmc_remove(struct pmc_counter *counter)
 {
 	struct pmc_context *ctx = counter->ctx;
 
-	mutex_lock(&ctx->mutex);
+	guard(mutex)(&ctx->mutex);
 	pmc_ctx_call(ctx, __pmc_remove, counter);
-	mutex_unlock(&ctx->mutex);
 }
 
 static void pmc_enable_locked(struct pmc_context *ctx,

@@ -14,13 +14,14 @@
 #include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/perf_event.h>
 #include <linux/pid_namespace.h>
 #include <linux/ptrace.h>
+#include <linux/security.h>
 #include <linux/sched/task.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/syscalls.h>
-#include <linux/sysctl.h>
 #include <linux/uaccess.h>
 
 #include "internal.h"
@@ -42,11 +43,41 @@ static const char * const pmc_state_names[] = {
 	[PMC_STATE_ACTIVE - PMC_STATE_ERROR]	= "active",
 };
 
+/*
+ * Copy the caller's struct pmc_attr, whatever its size, under the rules
+ * of Documentation/process/adding-syscalls.rst: 0 means the first
+ * published size; a smaller one, or a larger struct with a non-zero
+ * byte past what this kernel knows, fails with E2BIG and the kernel's
+ * size written back for the caller to see.
+ */
+static int pmc_copy_attr(struct pmc_attr __user *uattr, struct pmc_attr *attr)
+{
+	u32 size;
+	int ret;
+
+	if (get_user(size, &uattr->size))
+		return -EFAULT;
+	if (!size)
+		size = PMC_ATTR_SIZE_VER0;
+	if (size < PMC_ATTR_SIZE_VER0 || size > PAGE_SIZE)
+		goto too_big;
+	ret = copy_struct_from_user(attr, sizeof(*attr), uattr, size);
+	if (ret == -E2BIG)
+		goto too_big;
+	if (ret)
+		return ret;
+	attr->size = size;
+	return 0;
+too_big:
+	put_user((u32)sizeof(*attr), &uattr->size);
+	return -E2BIG;
+}
+
 /* Reject anything this kernel does not understand, so it can grow. */
 static int pmc_check_attr(const struct pmc_attr *attr)
 {
 	if (attr->__reserved_1 || attr->__reserved_2 || attr->__reserved_3 ||
-	    attr->extra_config_len)
+	    attr->__reserved_4 || attr->extra_config_len)
 		return -EINVAL;
 	if (attr->record_type & ~PMC_RECORD_ALL ||
 	    attr->read_format & ~PMC_FORMAT_ALL)
@@ -83,16 +114,40 @@ static const struct pmc_pmu *pmc_find_pmu(const struct pmc_attr *attr)
 	}
 }
 
+/*
+ * pmc_paranoid first, then the LSMs, asked what perf asks them at the
+ * same points (kernel/events/core.c), so that a policy written for
+ * perf_event_open(2) (SELinux's perf_event class, Android's) governs
+ * pmc_open(2) alike: PERF_SECURITY_OPEN for every open, _KERNEL for a
+ * counter that counts the kernel, _CPU for a per-CPU counter. The
+ * guest kernels have no LSM that polices these, so no test shows a
+ * refusal; the calls mirror perf's one for one.
+ */
 static int pmc_check_permission(const struct pmc_attr *attr, pid_t pid)
 {
 	int paranoid = READ_ONCE(sysctl_pmc_paranoid);
+	bool capable = perfmon_capable();
+	int ret;
 
-	if (perfmon_capable())
-		return 0;
-	if (pid == -1 && paranoid > 0)
+	if (paranoid > 2 && !capable)
 		return -EACCES;
-	if (!attr->exclude_kernel && paranoid > 1)
-		return -EACCES;
+	ret = security_perf_event_open(PERF_SECURITY_OPEN);
+	if (ret)
+		return ret;
+	if (!attr->exclude_kernel) {
+		if (paranoid > 1 && !capable)
+			return -EACCES;
+		ret = security_perf_event_open(PERF_SECURITY_KERNEL);
+		if (ret)
+			return ret;
+	}
+	if (pid == -1) {
+		if (paranoid > 0 && !capable)
+			return -EACCES;
+		ret = security_perf_event_open(PERF_SECURITY_CPU);
+		if (ret)
+			return ret;
+	}
 	return 0;
 }
 
@@ -105,23 +160,16 @@ static int pmc_check_cpu(int cpu)
 	return 0;
 }
 
-/* The target task with a reference, or NULL for a per-CPU counter. */
+/* Task @pid (0: the caller) with a reference, or NULL if there is none. */
 static struct task_struct *pmc_find_task(pid_t pid)
 {
 	struct task_struct *task;
 
-	if (pid == -1)
-		return NULL;
-	if (pid == 0) {
-		get_task_struct(current);
-		return current;
-	}
-	rcu_read_lock();
+	if (!pid)
+		return get_task_struct(current);
+	guard(rcu)();
 	task = find_task_by_vpid(pid);
-	if (task)
-		get_task_struct(task);
-	rcu_read_unlock();
-	return task ?: ERR_PTR(-ESRCH);
+	return task ? get_task_struct(task) : NULL;
 }
 
 /*
@@ -258,20 +306,79 @@ static struct pmc_counter *pmc_file_counter(struct file *file)
 	return file->f_op == &pmc_fops ? file->private_data : NULL;
 }
 
+/* A counter no file owns yet: pmc_open() failed before making one. */
+static void pmc_counter_discard(struct pmc_counter *counter)
+{
+	if (!IS_ERR_OR_NULL(counter))
+		pmc_counter_free(counter);
+}
+
+DEFINE_FREE(pmc_counter, struct pmc_counter *, pmc_counter_discard(_T))
+
+/*
+ * Make the counter, its file and its fd, and install it in @task's
+ * context (NULL: @cpu's). With @task, its exec_update_lock is held for
+ * reading: see pmc_check_task().
+ */
+static int pmc_open_counter(const struct pmc_attr *attr,
+			    const struct pmc_pmu *pmu, struct task_struct *task,
+			    int cpu, struct pmc_counter *leader,
+			    unsigned long flags)
+{
+	struct pmc_counter *counter __free(pmc_counter) = NULL;
+	struct pmc_counter *installed;
+	struct pmc_context *ctx;
+	int ret;
+
+	counter = pmc_counter_alloc(attr, pmu, cpu);
+	if (IS_ERR(counter))
+		return PTR_ERR(no_free_ptr(counter));
+	/* At pmc_paranoid >= 2 samples of the unprivileged hide the kernel. */
+	counter->kernel_visible = perfmon_capable() ||
+				  READ_ONCE(sysctl_pmc_paranoid) < 2;
+	counter->ns = get_pid_ns(task_active_pid_ns(current));
+	counter->owner = current_uid();
+
+	pmc_key_get();
+	ctx = task ? pmc_task_ctx_get(task) : pmc_cpu_ctx_get(cpu);
+	if (IS_ERR(ctx)) {
+		pmc_key_put();
+		return PTR_ERR(ctx);
+	}
+	counter->ctx = ctx;	/* and the key: the counter's free drops both */
+
+	FD_PREPARE(fdf, O_RDWR | (flags & PMC_FLAG_FD_CLOEXEC ? O_CLOEXEC : 0),
+		   anon_inode_getfile("[pmc]", &pmc_fops, counter, O_RDWR));
+	if (fdf.err)
+		return fdf.err;
+	/* The file owns the counter now: if we fail, its release frees it. */
+	installed = no_free_ptr(counter);
+
+	scoped_guard(mutex, &ctx->mutex) {
+		if (leader) {
+			ret = pmc_check_leader(installed, leader);
+			if (ret)
+				return ret;
+			installed->leader = leader;
+		}
+		ret = pmc_install(installed);
+		if (ret)
+			return ret;
+	}
+	return fd_publish(fdf);
+}
+
 SYSCALL_DEFINE5(pmc_open, struct pmc_attr __user *, uattr, pid_t, pid,
 		int, cpu, int, group_fd, unsigned long, flags)
 {
-	struct pmc_counter *counter, *leader = NULL;
-	struct task_struct *task = NULL;
+	struct pmc_counter *leader = NULL;
 	const struct pmc_pmu *pmu;
-	struct pmc_context *ctx;
-	struct file *group_file = NULL;
 	struct pmc_attr attr;
-	struct file *file;
-	int fd, ret;
+	int ret;
 
-	if (copy_from_user(&attr, uattr, sizeof(attr)))
-		return -EFAULT;
+	ret = pmc_copy_attr(uattr, &attr);
+	if (ret)
+		return ret;
 	ret = pmc_check_attr(&attr);
 	if (ret)
 		return ret;
@@ -288,116 +395,44 @@ SYSCALL_DEFINE5(pmc_open, struct pmc_attr __user *, uattr, pid_t, pid,
 	pmu = pmc_find_pmu(&attr);
 	if (IS_ERR(pmu))
 		return PTR_ERR(pmu);
+	/*
+	 * Only software counters can leave the idle task out: a PMU counts
+	 * on whatever runs, and pausing it at every idle entry is not done.
+	 */
+	if (attr.exclude_idle && pmu != &pmc_sw_pmu)
+		return -EOPNOTSUPP;
 
+	CLASS(fd, group)(group_fd);
 	if (group_fd != -1) {
-		group_file = fget(group_fd);
-		if (!group_file)
+		if (fd_empty(group))
 			return -EBADF;
-		leader = pmc_file_counter(group_file);
-		if (!leader) {
-			ret = -EINVAL;
-			goto out_group;
-		}
+		leader = pmc_file_counter(fd_file(group));
+		if (!leader)
+			return -EINVAL;
 	}
+	if (pid == -1)
+		return pmc_open_counter(&attr, pmu, NULL, cpu, leader, flags);
 
-	task = pmc_find_task(pid);
-	if (IS_ERR(task)) {
-		ret = PTR_ERR(task);
-		task = NULL;
-		goto out_group;
-	}
-	if (task) {
-		ret = down_read_interruptible(&task->signal->exec_update_lock);
-		if (ret)
-			goto out_task;
+	struct task_struct *task __free(put_task) = pmc_find_task(pid);
+
+	if (!task)
+		return -ESRCH;
+	scoped_cond_guard(rwsem_read_intr, return -EINTR,
+			  &task->signal->exec_update_lock) {
 		ret = pmc_check_task(task);
 		if (ret)
-			goto out_exec;
+			return ret;
+		return pmc_open_counter(&attr, pmu, task, cpu, leader, flags);
 	}
-
-	counter = pmc_counter_alloc(&attr, pmu, cpu);
-	if (IS_ERR(counter)) {
-		ret = PTR_ERR(counter);
-		goto out_exec;
-	}
-	/* At pmc_paranoid >= 2 samples of the unprivileged hide the kernel. */
-	counter->kernel_visible = perfmon_capable() ||
-				  READ_ONCE(sysctl_pmc_paranoid) < 2;
-	counter->ns = get_pid_ns(task_active_pid_ns(current));
-	counter->owner = current_uid();
-
-	fd = get_unused_fd_flags(O_RDWR |
-				 (flags & PMC_FLAG_FD_CLOEXEC ? O_CLOEXEC : 0));
-	if (fd < 0) {
-		ret = fd;
-		goto out_counter;
-	}
-
-	pmc_key_get();
-	ctx = task ? pmc_task_ctx_get(task) : pmc_cpu_ctx_get(cpu);
-	if (IS_ERR(ctx)) {
-		pmc_key_put();
-		ret = PTR_ERR(ctx);
-		goto out_fd;
-	}
-	counter->ctx = ctx;
-
-	file = anon_inode_getfile("[pmc]", &pmc_fops, counter, O_RDWR);
-	if (IS_ERR(file)) {
-		ret = PTR_ERR(file);
-		goto out_fd;
-	}
-
-	mutex_lock(&ctx->mutex);
-	if (leader) {
-		ret = pmc_check_leader(counter, leader);
-		if (ret)
-			goto out_unlock;
-		counter->leader = leader;
-	}
-	ret = pmc_install(counter);
-	if (ret)
-		goto out_unlock;
-	mutex_unlock(&ctx->mutex);
-
-	if (task) {
-		up_read(&task->signal->exec_update_lock);
-		put_task_struct(task);
-	}
-	if (group_file)
-		fput(group_file);
-	fd_install(fd, file);
-	return fd;
-
-out_unlock:
-	mutex_unlock(&ctx->mutex);
-	/* The file owns the counter now: fput() frees it, never installed. */
-	counter->leader = NULL;
-	fput(file);
-	put_unused_fd(fd);
-	goto out_exec;
-out_fd:
-	put_unused_fd(fd);
-out_counter:
-	pmc_counter_free(counter);
-out_exec:
-	if (task)
-		up_read(&task->signal->exec_update_lock);
-out_task:
-	if (task)
-		put_task_struct(task);
-out_group:
-	if (group_file)
-		fput(group_file);
-	return ret;
+	return -EINTR;	/* not reached: the guard's body returns */
 }
 
 static int pmc_release(struct inode *inode, struct file *file)
 {
 	struct pmc_counter *counter = file->private_data;
 
-	/* A counter whose pmc_open() failed was never installed. */
-	if (counter->leader)
+	/* pmc_open() may fail after making the file, before installing. */
+	if (counter->installed)
 		pmc_remove(counter);
 	pmc_counter_put(counter);
 	return 0;
@@ -447,63 +482,59 @@ static void __pmc_read(struct pmc_context *ctx, void *arg)
 	}
 }
 
+/* read() with the locks that keep its group and totals still held. */
+static ssize_t pmc_read_locked(struct pmc_counter *counter, char __user *buf,
+			       size_t count)
+{
+	u32 format = counter->attr.read_format;
+	struct pmc_read_args args = { .counter = counter };
+	u64 *values __free(kfree) = NULL;
+	u64 on_stack[16];
+	size_t nr, size;
+
+	nr = 1 + hweight32(format & (PMC_FORMAT_TOTAL_TIME_ENABLED |
+				     PMC_FORMAT_TOTAL_TIME_RUNNING));
+	if (format & PMC_FORMAT_GROUP)
+		nr += 1 + counter->leader->nr_siblings;
+	size = nr * sizeof(u64);
+	if (count < size)
+		return -ENOSPC;
+	if (nr > ARRAY_SIZE(on_stack)) {
+		values = kzalloc_objs(u64, nr);
+		if (!values)
+			return -ENOMEM;
+	}
+	args.values = values ?: on_stack;
+	pmc_ctx_call(counter->ctx, __pmc_read, &args);
+	if (args.error)
+		return 0;
+	if (copy_to_user(buf, args.values, size))
+		return -EFAULT;
+	return size;
+}
+
+/*
+ * An exited child's fold into the totals is one step: a copy's under
+ * its original's child_mutex, a copied group's under its original
+ * leader's (inherit.c). Only a leader with attr.inherit has its group
+ * copied, and a group changes only under ctx->mutex.
+ */
 static ssize_t pmc_read(struct file *file, char __user *buf, size_t count,
 			loff_t *ppos)
 {
 	struct pmc_counter *counter = file->private_data;
-	u32 format = counter->attr.read_format;
-	bool group = format & PMC_FORMAT_GROUP;
-	struct pmc_read_args args = { .counter = counter };
-	struct mutex *fold_lock = NULL;
-	u64 on_stack[16];
-	size_t nr, size;
-	ssize_t ret;
 
-	/* A group's size only changes under ctx->mutex: bound it first. */
-	if (group)
-		mutex_lock(&counter->ctx->mutex);
-	/*
-	 * An exited child's fold into the totals is one step: a copy's
-	 * under its original's child_mutex, a copied group's under its
-	 * original leader's (inherit.c). Only a leader with attr.inherit
-	 * has its group copied, and it is stable under ctx->mutex.
-	 */
-	if (group && counter->leader->attr.inherit)
-		fold_lock = &counter->leader->child_mutex;
-	else if (!group && counter->attr.inherit)
-		fold_lock = &counter->child_mutex;
-	if (fold_lock)
-		mutex_lock(fold_lock);
-	nr = 1 + hweight32(format & (PMC_FORMAT_TOTAL_TIME_ENABLED |
-				     PMC_FORMAT_TOTAL_TIME_RUNNING));
-	if (group)
-		nr += 1 + counter->leader->nr_siblings;
-	size = nr * sizeof(u64);
-	if (count < size) {
-		ret = -ENOSPC;
-		goto out;
+	if (!(counter->attr.read_format & PMC_FORMAT_GROUP)) {
+		if (!counter->attr.inherit)
+			return pmc_read_locked(counter, buf, count);
+		guard(mutex)(&counter->child_mutex);
+		return pmc_read_locked(counter, buf, count);
 	}
-	args.values = nr <= ARRAY_SIZE(on_stack) ? on_stack :
-		      kzalloc_objs(u64, nr);
-	if (!args.values) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	pmc_ctx_call(counter->ctx, __pmc_read, &args);
-	if (args.error)
-		ret = 0;
-	else if (copy_to_user(buf, args.values, size))
-		ret = -EFAULT;
-	else
-		ret = size;
-	if (args.values != on_stack)
-		kfree(args.values);
-out:
-	if (fold_lock)
-		mutex_unlock(fold_lock);
-	if (group)
-		mutex_unlock(&counter->ctx->mutex);
-	return ret;
+	guard(mutex)(&counter->ctx->mutex);
+	if (!counter->leader->attr.inherit)
+		return pmc_read_locked(counter, buf, count);
+	guard(mutex)(&counter->leader->child_mutex);
+	return pmc_read_locked(counter, buf, count);
 }
 
 static void __pmc_reset(struct pmc_context *ctx, void *arg)
@@ -523,11 +554,10 @@ static void pmc_apply_to_children(struct pmc_counter *counter, pmc_ctx_fn fn)
 {
 	struct pmc_counter *child;
 
-	mutex_lock(&counter->child_mutex);
+	guard(mutex)(&counter->child_mutex);
 	pmc_ctx_call(counter->ctx, fn, counter);
 	list_for_each_entry(child, &counter->child_list, child_entry)
 		pmc_ctx_call(child->ctx, fn, child);
-	mutex_unlock(&counter->child_mutex);
 }
 
 /*
@@ -540,14 +570,13 @@ static void pmc_flush_disabled(struct pmc_counter *counter)
 {
 	struct pmc_counter *pos;
 
-	mutex_lock(&counter->ctx->mutex);	/* the group's members */
+	guard(mutex)(&counter->ctx->mutex);	/* the group's members */
 	if (pmc_is_leader(counter)) {
 		for_each_group_counter(pos, counter)
 			pmc_rb_flush(pos);
 	} else {
 		pmc_rb_flush(counter);
 	}
-	mutex_unlock(&counter->ctx->mutex);
 }
 
 static long pmc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -620,33 +649,12 @@ static const struct file_operations pmc_fops = {
 	.show_fdinfo	= pmc_show_fdinfo,
 };
 
-static const struct ctl_table pmc_sysctls[] = {
-	{
-		.procname	= "pmc_paranoid",
-		.data		= &sysctl_pmc_paranoid,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= proc_dointvec_minmax,
-		.extra1		= SYSCTL_NEG_ONE,
-		.extra2		= SYSCTL_TWO,
-	},
-	{
-		.procname	= "pmc_mux_interval_ms",
-		.data		= &sysctl_pmc_mux_interval_ms,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= proc_dointvec_minmax,
-		.extra1		= SYSCTL_ONE,
-		.extra2		= SYSCTL_ONE_THOUSAND,
-	},
-};
-
 static int __init pmc_init(void)
 {
+	BUILD_BUG_ON(sizeof(struct pmc_attr) != PMC_ATTR_SIZE_VER0);
 	pmc_counter_cache = kmem_cache_create("pmc_counter",
 					      sizeof(struct pmc_counter), 0,
 					      SLAB_PANIC | SLAB_NO_MERGE, NULL);
-	register_sysctl_init("kernel", pmc_sysctls);
 	return 0;
 }
 core_initcall(pmc_init);

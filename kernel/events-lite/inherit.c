@@ -40,12 +40,12 @@ static struct pmc_counter *pmc_inherit_counter(struct pmc_counter *parent,
 	pmc_counter_attach_copy(counter, orig, ctx);
 	counter->leader = leader ?: counter;
 	counter->kernel_visible = parent->kernel_visible;
-	mutex_lock(&orig->child_mutex);
-	/* The original's state, read where ioctls change it. */
-	counter->state = orig->state == PMC_STATE_OFF ? PMC_STATE_OFF :
-							 PMC_STATE_INACTIVE;
-	list_add_tail(&counter->child_entry, &orig->child_list);
-	mutex_unlock(&orig->child_mutex);
+	scoped_guard(mutex, &orig->child_mutex) {
+		/* The original's state, read where ioctls change it. */
+		counter->state = orig->state == PMC_STATE_OFF ?
+				 PMC_STATE_OFF : PMC_STATE_INACTIVE;
+		list_add_tail(&counter->child_entry, &orig->child_list);
+	}
 	pmc_ctx_link(ctx, counter);
 	return counter;
 }
@@ -125,9 +125,8 @@ void __pmc_free_task(struct task_struct *child)
 	struct pmc_context *ctx = child->pmc_ctx;
 
 	child->pmc_ctx = NULL;
-	mutex_lock(&ctx->mutex);
-	pmc_inherit_exit(ctx, false);
-	mutex_unlock(&ctx->mutex);
+	scoped_guard(mutex, &ctx->mutex)
+		pmc_inherit_exit(ctx, false);
 	ctx->task = PMC_TASK_DEAD;
 	pmc_ctx_put(ctx);
 }
@@ -152,10 +151,9 @@ static void pmc_inherit_fold(struct pmc_counter *counter, bool fold)
 /* A dead copied group, members on its sibling list: one step for read(). */
 static void pmc_inherit_fold_group(struct pmc_counter *leader, bool fold)
 {
-	struct mutex *lock = &leader->parent->child_mutex;
 	struct pmc_counter *pos;
 
-	mutex_lock(lock);
+	guard(mutex)(&leader->parent->child_mutex);
 	pmc_inherit_fold(leader, fold);
 	list_for_each_entry(pos, &leader->siblings, group_entry) {
 		mutex_lock_nested(&pos->parent->child_mutex,
@@ -163,7 +161,6 @@ static void pmc_inherit_fold_group(struct pmc_counter *leader, bool fold)
 		pmc_inherit_fold(pos, fold);
 		mutex_unlock(&pos->parent->child_mutex);
 	}
-	mutex_unlock(lock);
 }
 
 /*

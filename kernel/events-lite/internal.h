@@ -54,6 +54,7 @@ struct pmc_context {
 	int nr_pmu;			/* counters that need a PMU slot */
 	int nr_inherit;			/* leaders with attr.inherit */
 	int nr_side;			/* counters with mmap, munmap or comm */
+	int nr_exclude_idle;		/* counters with exclude_idle */
 	int rotate_disable;		/* fork is walking flexible_groups */
 	bool is_active;			/* scheduled in on ->cpu */
 	int cpu;
@@ -146,6 +147,7 @@ void pmc_sched_init_cpu(struct pmc_cpu *cpuc);
 void pmc_inherit_exit(struct pmc_context *ctx, bool fold);
 
 /* ring_buffer.c */
+extern int sysctl_pmc_mlock_kb;
 struct pmc_rb_part {
 	const void *buf;
 	size_t len;
@@ -169,11 +171,14 @@ int pmc_refresh(struct pmc_counter *counter, unsigned long nr);
 void pmc_counter_skipped(struct pmc_counter *counter, u64 nr);
 
 /* throttle.c */
+extern int sysctl_pmc_max_sample_rate;
+extern int sysctl_pmc_cpu_time_max_percent;
 bool pmc_throttle_sample(struct pmc_counter *counter);
 void pmc_wakeup_took(struct pmc_counter *counter, u64 ns);
 
 /* software.c */
 extern const struct pmc_pmu pmc_sw_pmu;
+void pmc_sw_idle_switch(struct pmc_counter *counter, bool idle);
 
 /* core.c */
 extern int sysctl_pmc_paranoid;

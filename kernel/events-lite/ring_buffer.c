@@ -53,13 +53,12 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
-#include <linux/sysctl.h>
 #include <linux/vmalloc.h>
 
 #include "internal.h"
 
 /* Locked memory every user may use for ring buffers, beyond the rlimit. */
-static int sysctl_pmc_mlock_kb __read_mostly = 512 + (PAGE_SIZE / 1024);
+int sysctl_pmc_mlock_kb __read_mostly = 512 + (PAGE_SIZE / 1024);
 
 #define PMC_RB_MAX_ORDER	16	/* 2^16 data pages at most */
 
@@ -545,21 +544,3 @@ out:
 	mutex_unlock(&counter->mmap_mutex);
 	return ret;
 }
-
-static const struct ctl_table pmc_rb_sysctls[] = {
-	{
-		.procname	= "pmc_mlock_kb",
-		.data		= &sysctl_pmc_mlock_kb,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= proc_dointvec_minmax,
-		.extra1		= SYSCTL_ZERO,
-	},
-};
-
-static int __init pmc_rb_init(void)
-{
-	register_sysctl_init("kernel", pmc_rb_sysctls);
-	return 0;
-}
-core_initcall(pmc_rb_init);

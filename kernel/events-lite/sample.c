@@ -53,45 +53,39 @@ static u64 pmc_visible(struct pmc_counter *counter, u64 addr)
 	return counter->kernel_visible || !pmc_kernel_addr(addr) ? addr : 0;
 }
 
-/* A 32-bit task on a 64-bit kernel: its frames are 32-bit words. */
-static bool pmc_user_compat(struct pt_regs *regs)
+struct pmc_callchain_fill {
+	u64 *ips;
+	unsigned int nr, max;
+};
+
+static bool pmc_callchain_add(void *cookie, unsigned long addr)
 {
-#if defined(CONFIG_X86) && defined(CONFIG_COMPAT)
-	return !user_64bit_mode(regs);
-#else
-	return false;
-#endif
+	struct pmc_callchain_fill *fill = cookie;
+
+	fill->ips[fill->nr++] = addr;
+	return fill->nr < fill->max;
 }
 
 /*
- * User frames by frame-pointer walk; safe in NMI context. A frame is
- * { next, ret } in the task's word size: a compat task's, read as longs,
- * would make two words one bogus address (perf_callchain_user32()
- * knows this too). Segments are assumed flat, as Linux sets them up; a
- * task with segments of its own (an LDT) gets wrong, safely read frames.
+ * The user call chain at @regs, innermost first; NMI-safe. By default
+ * the architecture's user stack walker, the one perf uses; an
+ * architecture whose walker misses something (x86: 32-bit tasks)
+ * provides its own. Without a walker, the sampled address alone.
  */
-static unsigned int pmc_user_callchain(struct pt_regs *regs, u64 *ips,
-				       unsigned int max)
+unsigned int __weak pmc_arch_user_callchain(struct pt_regs *regs, u64 *ips,
+					    unsigned int max)
 {
-	union {
-		struct { u32 next, ret; } w32;
-		struct { unsigned long next, ret; } w;
-	} frame;
-	bool compat = pmc_user_compat(regs);
-	unsigned int nr = 0, word = compat ? sizeof(u32) : sizeof(long);
-	unsigned long fp = compat ? (u32)regs->bp : regs->bp, next;
+	struct pmc_callchain_fill fill = { .ips = ips, .max = max };
 
-	ips[nr++] = regs->ip;
-	while (nr < max && fp && !(fp & (word - 1))) {
-		if (copy_from_user_nofault(&frame, (void __user *)fp, 2 * word))
-			break;
-		ips[nr++] = compat ? frame.w32.ret : frame.w.ret;
-		next = compat ? frame.w32.next : frame.w.next;
-		if (next <= fp)
-			break;
-		fp = next;
-	}
-	return nr;
+#if defined(CONFIG_ARCH_STACKWALK) && defined(CONFIG_USER_STACKTRACE_SUPPORT)
+	/* Samples also come from process context: never sleep on a fault. */
+	pagefault_disable();
+	arch_stack_walk_user(pmc_callchain_add, &fill, regs);
+	pagefault_enable();
+#else
+	pmc_callchain_add(&fill, instruction_pointer(regs));
+#endif
+	return fill.nr;
 }
 
 /* u16 nr, hv, kernel, user; u64 ips[nr]. Returns the words used. */
@@ -115,8 +109,8 @@ static unsigned int pmc_callchain(struct pmc_counter *counter,
 		uregs = regs;
 	}
 	if (uregs)
-		user = pmc_user_callchain(uregs, ips + kernel,
-					  PMC_CALLCHAIN_MAX - kernel);
+		user = pmc_arch_user_callchain(uregs, ips + kernel,
+					       PMC_CALLCHAIN_MAX - kernel);
 	out[0] = (u64)(kernel + user) | (u64)kernel << 32 | (u64)user << 48;
 	return 1 + kernel + user;
 }

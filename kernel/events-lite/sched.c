@@ -17,6 +17,7 @@
  * slot: they always fit, and exclusive means nothing for them.
  */
 #include <linux/hrtimer.h>
+#include <linux/sched.h>
 #include <linux/sched/clock.h>
 
 #include "internal.h"
@@ -288,12 +289,42 @@ void pmc_cpu_unlock(struct pmc_cpu *cpuc, struct pmc_context *task_ctx)
 	raw_spin_unlock(&cpuc->ctx.lock);
 }
 
+/*
+ * exclude_idle clocks of this CPU's context pause while it runs its idle
+ * task (software.c). Only switches into or out of idle come here, and
+ * only while the CPU context has such a counter.
+ */
+static void pmc_groups_idle_switch(struct list_head *groups, bool idle)
+{
+	struct pmc_counter *leader, *pos;
+
+	list_for_each_entry(leader, groups, group_entry)
+		for_each_group_counter(pos, leader)
+			if (pos->state == PMC_STATE_ACTIVE &&
+			    pos->attr.exclude_idle)
+				pmc_sw_idle_switch(pos, idle);
+}
+
+static void pmc_cpu_idle_switch(struct pmc_cpu *cpuc, bool idle)
+{
+	struct pmc_context *ctx = &cpuc->ctx;
+
+	raw_spin_lock(&ctx->lock);
+	pmc_ctx_update_time(ctx);
+	pmc_groups_idle_switch(&ctx->pinned_groups, idle);
+	pmc_groups_idle_switch(&ctx->flexible_groups, idle);
+	raw_spin_unlock(&ctx->lock);
+}
+
 void __pmc_task_sched_out(struct task_struct *prev, struct task_struct *next)
 {
 	struct pmc_cpu *cpuc = this_cpu_ptr(&pmc_cpu);
 	struct pmc_context *ctx = cpuc->task_ctx;
 
 	__pmc_sw_event(PMC_SW_CONTEXT_SWITCHES, 1, NULL, 0);
+	if (unlikely(cpuc->ctx.nr_exclude_idle) &&
+	    is_idle_task(prev) != is_idle_task(next))
+		pmc_cpu_idle_switch(cpuc, is_idle_task(next));
 	if (!ctx)
 		return;
 	pmc_cpu_lock(cpuc, ctx);

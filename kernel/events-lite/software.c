@@ -21,6 +21,11 @@
  * with IRQs off never races with it. A clock keeps in sw_period_left
  * what is left of its period while it is off.
  *
+ * exclude_idle: event counters skip the idle task's events; a clock
+ * pauses while its CPU runs the idle task (sw_idle), at add() and at
+ * the switches into and out of idle (pmc_sw_idle_switch(), sched.c).
+ * Only a per-CPU counter ever sees the idle task.
+ *
  * No period goes unaccounted: every period that ends is an overflow,
  * and one that gets no sample of its own (a late timer, a burst cut
  * short) is reported as lost, so that samples + lost == overflows ==
@@ -30,6 +35,7 @@
 #include <linux/ptrace.h>
 #include <linux/rculist.h>
 #include <linux/hrtimer.h>
+#include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <asm/irq_regs.h>
 
@@ -132,31 +138,26 @@ static int pmc_sw_init(struct pmc_counter *counter)
 	return 0;
 }
 
-static int pmc_sw_add(struct pmc_counter *counter)
+static bool pmc_sw_idle_excluded(struct pmc_counter *counter)
 {
-	u64 id = PMC_CONFIG_ID(counter->attr.config);
-	s64 left;
+	return counter->attr.exclude_idle && is_idle_task(current);
+}
 
-	if (pmc_sw_is_clock(counter)) {
-		counter->clock_start = pmc_sw_clock_now(counter);
-		if (counter->attr.irq_period) {
-			/* what the last del() left of the period */
-			left = local64_read(&counter->sw_period_left);
-			hrtimer_start(&counter->sample_timer, ns_to_ktime(left),
-				      HRTIMER_MODE_REL_PINNED_HARD);
-		}
-	} else {
-		hlist_add_head_rcu(&counter->sw_node,
-				   this_cpu_ptr(&pmc_sw_lists[id]));
-	}
-	return 0;
+static void pmc_sw_clock_start(struct pmc_counter *counter)
+{
+	counter->clock_start = pmc_sw_clock_now(counter);
+	/* what the last stop left of the period */
+	if (counter->attr.irq_period)
+		hrtimer_start(&counter->sample_timer,
+			      ns_to_ktime(local64_read(&counter->sw_period_left)),
+			      HRTIMER_MODE_REL_PINNED_HARD);
 }
 
 static void pmc_sw_read(struct pmc_counter *counter)
 {
 	u64 now, start;
 
-	if (!pmc_sw_is_clock(counter))
+	if (!pmc_sw_is_clock(counter) || counter->sw_idle)
 		return;
 	now = pmc_sw_clock_now(counter);
 	start = counter->clock_start;
@@ -165,14 +166,53 @@ static void pmc_sw_read(struct pmc_counter *counter)
 		local64_add(now - start, &counter->count);
 }
 
+/* Fold the time counted and stop the sample timer. */
+static void pmc_sw_clock_pause(struct pmc_counter *counter)
+{
+	if (counter->attr.irq_period)
+		pmc_sw_clock_stop(counter);
+	pmc_sw_read(counter);
+}
+
+static int pmc_sw_add(struct pmc_counter *counter)
+{
+	u64 id = PMC_CONFIG_ID(counter->attr.config);
+
+	if (!pmc_sw_is_clock(counter))
+		hlist_add_head_rcu(&counter->sw_node,
+				   this_cpu_ptr(&pmc_sw_lists[id]));
+	else if (pmc_sw_idle_excluded(counter))
+		counter->sw_idle = true;
+	else
+		pmc_sw_clock_start(counter);
+	return 0;
+}
+
 static void pmc_sw_del(struct pmc_counter *counter)
 {
-	if (pmc_sw_is_clock(counter)) {
-		if (counter->attr.irq_period)
-			pmc_sw_clock_stop(counter);
-		pmc_sw_read(counter);
-	} else {
+	if (!pmc_sw_is_clock(counter))
 		hlist_del_rcu(&counter->sw_node);
+	else if (counter->sw_idle)
+		counter->sw_idle = false;
+	else
+		pmc_sw_clock_pause(counter);
+}
+
+/*
+ * This CPU switches into (@idle) or out of its idle task: an active
+ * exclude_idle clock of its CPU context pauses or goes on. ctx->lock
+ * held, IRQs off, the context's time just updated.
+ */
+void pmc_sw_idle_switch(struct pmc_counter *counter, bool idle)
+{
+	if (!pmc_sw_is_clock(counter) || counter->sw_idle == idle)
+		return;
+	if (idle) {
+		pmc_sw_clock_pause(counter);
+		counter->sw_idle = true;
+	} else {
+		counter->sw_idle = false;
+		pmc_sw_clock_start(counter);
 	}
 }
 
@@ -187,7 +227,7 @@ static u64 pmc_sw_sample_read(struct pmc_counter *counter)
 	u64 count = local64_read(&counter->count), start, now;
 	struct pmc_context *ctx = counter->ctx;
 
-	if (!pmc_sw_is_clock(counter))
+	if (!pmc_sw_is_clock(counter) || READ_ONCE(counter->sw_idle))
 		return count;
 	start = READ_ONCE(counter->clock_start);
 	if (PMC_CONFIG_ID(counter->attr.config) == PMC_SW_TASK_CLOCK)
@@ -263,7 +303,8 @@ void __pmc_sw_event(enum pmc_sw_id id, u64 nr, struct pt_regs *regs, u64 addr)
 	rcu_read_lock();
 	hlist_for_each_entry_rcu(counter, this_cpu_ptr(&pmc_sw_lists[id]),
 				 sw_node) {
-		if (pmc_sw_excluded(counter, regs))
+		if (pmc_sw_excluded(counter, regs) ||
+		    pmc_sw_idle_excluded(counter))
 			continue;
 		local64_add(nr, &counter->count);
 		if (counter->attr.irq_period)

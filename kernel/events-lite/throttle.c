@@ -45,14 +45,13 @@
 #include <linux/jiffies.h>
 #include <linux/math64.h>
 #include <linux/percpu.h>
-#include <linux/sysctl.h>
 #include <linux/timekeeping.h>
 #include <linux/uidgid.h>
 
 #include "internal.h"
 
-static int sysctl_pmc_max_sample_rate __read_mostly = 100000;
-static int sysctl_pmc_cpu_time_max_percent __read_mostly = 25;
+int sysctl_pmc_max_sample_rate __read_mostly = 100000;
+int sysctl_pmc_cpu_time_max_percent __read_mostly = 25;
 
 #define PMC_BUDGET_OWNERS	4
 
@@ -239,30 +238,3 @@ bool pmc_throttle_sample(struct pmc_counter *counter)
 	pmc_throttle(counter, now);
 	return false;
 }
-
-static const struct ctl_table pmc_throttle_sysctls[] = {
-	{
-		.procname	= "pmc_max_sample_rate",
-		.data		= &sysctl_pmc_max_sample_rate,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= proc_dointvec_minmax,
-		.extra1		= SYSCTL_ONE,
-	},
-	{
-		.procname	= "pmc_cpu_time_max_percent",
-		.data		= &sysctl_pmc_cpu_time_max_percent,
-		.maxlen		= sizeof(int),
-		.mode		= 0644,
-		.proc_handler	= proc_dointvec_minmax,
-		.extra1		= SYSCTL_ZERO,
-		.extra2		= SYSCTL_ONE_HUNDRED,
-	},
-};
-
-static int __init pmc_throttle_init(void)
-{
-	register_sysctl_init("kernel", pmc_throttle_sysctls);
-	return 0;
-}
-core_initcall(pmc_throttle_init);

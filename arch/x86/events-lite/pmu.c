@@ -83,6 +83,8 @@ struct pmc_x86_cpu {
 	atomic_t late_pmis;
 	unsigned long late_until;	/* jiffies */
 	bool lvtpc_set;
+	/* The HostOnly bit event selects get here; refreshed by add(). */
+	u64 host_only;
 	/* NMI only: its time charged so far, and to which counter last */
 	u64 nmi_mark;
 	struct pmc_counter *nmi_last;
@@ -260,6 +262,10 @@ static void pmc_x86_set_period(struct pmc_counter *counter, int idx)
  * AMD that is the HostOnly bit, but only with SVM on: with EFER.SVME
  * clear, a HostOnly counter counts nothing. Intel needs KVM to switch
  * GLOBAL_CTRL at VM entry, which it does for perf only.
+ *
+ * EFER is read at each add() on the CPU, not at every event-select write
+ * (the NMI writes them too): KVM turns SVM on or off with an IPI, so a
+ * change takes effect at the next context switch or multiplexing turn.
  */
 static u64 pmc_x86_host_only(void)
 {
@@ -278,7 +284,7 @@ static void pmc_x86_write_sel(struct pmc_x86_cpu *cpuc, int idx)
 	u64 sel = 0;
 
 	if (counter && test_bit(idx, &cpuc->active))
-		sel = counter->hw.sel | pmc_x86_host_only();
+		sel = counter->hw.sel | cpuc->host_only;
 	pmc_x86_wr(pmc_x86_sel_msr(model, idx),
 		   pmc_x86_sel_value(model, idx, sel, cpuc->active));
 }
@@ -446,6 +452,7 @@ static int pmc_x86_add(struct pmc_counter *counter)
 	list[n++] = counter;
 	if (pmc_x86_assign_held(cpuc, list, n, assign))
 		return -EAGAIN;
+	cpuc->host_only = pmc_x86_host_only();
 
 	for (i = 0; i < n; i++)
 		__set_bit(assign[i], &new);

@@ -82,8 +82,8 @@ struct pmc_attr {
 	      exclusive      : 1, /* group alone on the PMU while on */
 	      exclude_user   : 1,
 	      exclude_kernel : 1,
-	      exclude_hv     : 1,
-	      exclude_idle   : 1,
+	      exclude_hv     : 1, /* x86: nothing to exclude, see docs */
+	      exclude_idle   : 1, /* software only: not in the idle task */
 	      mmap           : 1, /* PMC_EVENT_MMAP/MUNMAP records... */
 	      munmap         : 1, /* ...for PROT_EXEC mappings */
 	      comm           : 1, /* PMC_EVENT_COMM records */
@@ -95,7 +95,14 @@ struct pmc_attr {
 	__u32 wakeup_events;	/* wake poll() every N samples; 0: per page */
 	__u64 __reserved_2;
 	__u64 __reserved_3;
+	__u32 size;		/* sizeof(struct pmc_attr) the caller knows;
+				 * 0: PMC_ATTR_SIZE_VER0
+				 */
+	__u32 __reserved_4;
 };
+
+/* The first published size of struct pmc_attr. */
+#define PMC_ATTR_SIZE_VER0	64
 
 /* pmc_open() flags */
 #define PMC_FLAG_FD_CLOEXEC	(1UL << 0)

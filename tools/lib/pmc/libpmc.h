@@ -4,7 +4,7 @@
  *
  * The syscall wrapper, event names and event strings, scaled reads, and
  * a reader for the mmap()ed ring buffer. The pmc-* tools and the
- * selftests use it; Documentation/pmc/user-guide.rst has the reference.
+ * selftests use it; Documentation/userspace-api/pmc.rst has the reference.
  * Every function works on what the caller passes, so a program may use
  * it from several threads as long as each ring and each event list has
  * one user at a time; the one global state is libpfm4's, initialized by

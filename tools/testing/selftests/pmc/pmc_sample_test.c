@@ -33,9 +33,17 @@
 /* comm_records execs this binary with this argument: exit at once. */
 #define EXEC_EXIT_ARG	"--pmc-sample-exec-exit"
 
-/* User addresses end here; kernel addresses start at KERNEL_START. */
+/*
+ * User addresses end here; kernel addresses start at KERNEL_START
+ * (x86-64: 47-bit halves; arm64: 48-bit ones).
+ */
+#if defined(__aarch64__)
+#define USER_END	0x0001000000000000ULL
+#define KERNEL_START	0xffff000000000000ULL
+#else
 #define USER_END	0x0000800000000000ULL
 #define KERNEL_START	0xffff800000000000ULL
+#endif
 
 #define CALLCHAIN_MAX	64
 #define RB_MAX_ORDER	16
@@ -364,39 +372,46 @@ void pmc_hot_middle(unsigned long iters);
 void pmc_hot_outer(unsigned long iters);
 extern const char pmc_hot_end[];
 
+#if defined(__x86_64__)
+#define HOT_PROLOGUE	"	push %rbp\n	mov %rsp, %rbp\n"
+#define HOT_EPILOGUE	"	pop %rbp\n	ret\n"
+#define HOT_CALL(f)	"	call " f "\n"
+#define HOT_LOOP	"	test %rdi, %rdi\n	jz 2f\n"		\
+			"1:	dec %rdi\n	jnz 1b\n2:\n"
+#define HOT_TRAP	"	int3\n"
+#elif defined(__aarch64__)
+#define HOT_PROLOGUE	"	stp x29, x30, [sp, #-16]!\n	mov x29, sp\n"
+#define HOT_EPILOGUE	"	ldp x29, x30, [sp], #16\n	ret\n"
+#define HOT_CALL(f)	"	bl " f "\n"
+#define HOT_LOOP	"	cbz x0, 2f\n"				\
+			"1:	subs x0, x0, #1\n	b.ne 1b\n2:\n"
+#define HOT_TRAP	"	brk #0\n"
+#else
+#error "pmc_sample_test: no hot loop for this architecture"
+#endif
+
 asm(".pushsection .text\n"
     ".p2align 4\n"
+    ".globl pmc_hot_loop\n"
     ".type pmc_hot_loop, @function\n"
     "pmc_hot_loop:\n"
-    "	push %rbp\n"
-    "	mov %rsp, %rbp\n"
-    "	test %rdi, %rdi\n"
-    "	jz 2f\n"
-    "1:	dec %rdi\n"
-    "	jnz 1b\n"
-    "2:	pop %rbp\n"
-    "	ret\n"
+    HOT_PROLOGUE HOT_LOOP HOT_EPILOGUE
     ".size pmc_hot_loop, . - pmc_hot_loop\n"
     ".p2align 4\n"
+    ".globl pmc_hot_middle\n"
     ".type pmc_hot_middle, @function\n"
     "pmc_hot_middle:\n"
-    "	push %rbp\n"
-    "	mov %rsp, %rbp\n"
-    "	call pmc_hot_loop\n"
-    "	pop %rbp\n"
-    "	ret\n"
+    HOT_PROLOGUE HOT_CALL("pmc_hot_loop") HOT_EPILOGUE
     ".size pmc_hot_middle, . - pmc_hot_middle\n"
     ".p2align 4\n"
+    ".globl pmc_hot_outer\n"
     ".type pmc_hot_outer, @function\n"
     "pmc_hot_outer:\n"
-    "	push %rbp\n"
-    "	mov %rsp, %rbp\n"
-    "	call pmc_hot_middle\n"
-    "	pop %rbp\n"
-    "	ret\n"
+    HOT_PROLOGUE HOT_CALL("pmc_hot_middle") HOT_EPILOGUE
     ".size pmc_hot_outer, . - pmc_hot_outer\n"
+    ".globl pmc_hot_end\n"
     "pmc_hot_end:\n"
-    "	int3\n"
+    HOT_TRAP
     ".popsection\n");
 
 #define hot_loop	pmc_hot_loop

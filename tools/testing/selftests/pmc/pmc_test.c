@@ -194,10 +194,12 @@ FIXTURE_TEARDOWN(pmc)
  */
 TEST(abi_layout_is_word_size_independent)
 {
-	EXPECT_EQ(56, sizeof(struct pmc_attr));
+	EXPECT_EQ(PMC_ATTR_SIZE_VER0, sizeof(struct pmc_attr));
+	EXPECT_EQ(64, PMC_ATTR_SIZE_VER0);
 	EXPECT_EQ(16, offsetof(struct pmc_attr, record_type));
 	EXPECT_EQ(32, offsetof(struct pmc_attr, extra_config_len));
 	EXPECT_EQ(48, offsetof(struct pmc_attr, __reserved_3));
+	EXPECT_EQ(56, offsetof(struct pmc_attr, size));
 	EXPECT_EQ(16, offsetof(struct pmc_mmap_page, offset));
 	EXPECT_EQ(1024, offsetof(struct pmc_mmap_page, data_head));
 	EXPECT_EQ(1040, sizeof(struct pmc_mmap_page));
@@ -244,6 +246,85 @@ TEST_F(pmc, attr_bad_pointer)
 	munmap(p, page);
 }
 
+/*
+ * attr.size, as Documentation/process/adding-syscalls.rst has it: 0 is
+ * the first published size; too small, too large for a page, or a
+ * larger struct with a non-zero byte past what the kernel knows is
+ * E2BIG with the kernel's size written back; a zero tail is fine.
+ */
+struct pmc_attr_big {
+	struct pmc_attr attr;
+	unsigned char tail[4096 - sizeof(struct pmc_attr)];
+};
+
+static int open_sized(struct pmc_attr_big *big, __u32 size)
+{
+	big->attr.size = size;
+	return pmc_open_errno(&big->attr, 0, -1, -1, 0);
+}
+
+TEST_F(pmc, attr_size)
+{
+	static struct pmc_attr_big big;
+	__u32 sizes[] = { 1, 8, PMC_ATTR_SIZE_VER0 - 8, PMC_ATTR_SIZE_VER0 - 1,
+			  page_size() + 1, 1U << 31, ~0U };
+	unsigned int i;
+
+	memset(&big, 0, sizeof(big));
+	pmc_sw_attr(&big.attr, PMC_SW_TASK_CLOCK, 0);
+	EXPECT_EQ(0, open_sized(&big, 0));
+	EXPECT_EQ(0, big.attr.size);	/* written back only on E2BIG */
+	EXPECT_EQ(0, open_sized(&big, PMC_ATTR_SIZE_VER0));
+	EXPECT_EQ(0, open_sized(&big, PMC_ATTR_SIZE_VER0 + 1));
+	EXPECT_EQ(0, open_sized(&big, sizeof(big)));	/* a page, zero tail */
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		EXPECT_EQ(E2BIG, open_sized(&big, sizes[i])) {
+			TH_LOG("size %u", sizes[i]);
+		}
+		EXPECT_EQ(sizeof(struct pmc_attr), big.attr.size);
+	}
+
+	/* A byte the kernel does not know, anywhere in the tail. */
+	big.tail[0] = 1;
+	EXPECT_EQ(E2BIG, open_sized(&big, sizeof(big)));
+	EXPECT_EQ(sizeof(struct pmc_attr), big.attr.size);
+	EXPECT_EQ(E2BIG, open_sized(&big, PMC_ATTR_SIZE_VER0 + 1));
+	/* ...but past the size given, it is not the kernel's business. */
+	EXPECT_EQ(0, open_sized(&big, PMC_ATTR_SIZE_VER0));
+	big.tail[0] = 0;
+	big.tail[sizeof(big.tail) - 1] = 0x80;
+	EXPECT_EQ(E2BIG, open_sized(&big, sizeof(big)));
+	EXPECT_EQ(0, open_sized(&big, sizeof(big) - 1));
+	big.tail[sizeof(big.tail) - 1] = 0;
+
+	/* A known field still gets its own check at any size. */
+	big.attr.__reserved_4 = 1;
+	EXPECT_EQ(EINVAL, open_sized(&big, sizeof(big)));
+	EXPECT_EQ(EINVAL, open_sized(&big, 0));
+}
+
+/* The size is read before the rest: a short mapping is EFAULT at once. */
+TEST_F(pmc, attr_size_unmapped_tail)
+{
+	size_t page = page_size();
+	struct pmc_attr *attr;
+	char *p;
+
+	p = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(p != MAP_FAILED);
+	ASSERT_EQ(0, munmap(p + page, page));
+	/* The struct ends at the hole; a size reaching into it faults. */
+	attr = (struct pmc_attr *)(p + page - sizeof(*attr));
+	pmc_sw_attr(attr, PMC_SW_TASK_CLOCK, 0);
+	attr->size = sizeof(*attr) + 8;
+	EXPECT_EQ(EFAULT, pmc_open_errno(attr, 0, -1, -1, 0));
+	attr->size = sizeof(*attr);
+	EXPECT_EQ(0, pmc_open_errno(attr, 0, -1, -1, 0));
+	munmap(p, page);
+}
+
 TEST_F(pmc, attr_reserved_and_unknown_bits)
 {
 	struct pmc_attr attr;
@@ -275,6 +356,10 @@ TEST_F(pmc, attr_reserved_and_unknown_bits)
 	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
 
 	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
+	attr.__reserved_4 = 1U << 31;
+	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
+
+	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
 	attr.record_type = PMC_RECORD_ALL + 1;
 	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
 	attr.record_type = 1U << 31;
@@ -290,6 +375,102 @@ TEST_F(pmc, attr_reserved_and_unknown_bits)
 	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
 	attr.extra_config_len = 64;
 	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
+}
+
+/*
+ * exclude_idle: software counters leave the idle task out. Only a
+ * per-CPU counter sees the idle task; on a task counter the bit is
+ * accepted and the count is the task's. Hardware counters refuse it.
+ */
+TEST_F(pmc, exclude_idle_task_counter)
+{
+	struct pmc_attr attr;
+	__u64 value;
+	int fd, err;
+
+	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
+	attr.exclude_idle = 1;
+	fd = counter_open(_metadata, &attr, 0, -1, -1);
+	burn_cpu(20 * NSEC_PER_MSEC);
+	value = counter_value(_metadata, fd);
+	EXPECT_GE(value, 20 * NSEC_PER_MSEC);
+	close(fd);
+
+	pmc_sw_attr(&attr, 0, 0);
+	attr.config = PMC_CONFIG(PMC_TYPE_HARDWARE, PMC_HW_INSTRUCTIONS);
+	attr.exclude_idle = 1;
+	err = pmc_open_errno(&attr, 0, -1, -1, 0);
+	EXPECT_TRUE(err == EOPNOTSUPP || err == ENODEV) {
+		TH_LOG("hardware counter with exclude_idle: %s", strerror(err));
+	}
+	attr.config = PMC_CONFIG_RAW | 0xc0;
+	err = pmc_open_errno(&attr, 0, -1, -1, 0);
+	EXPECT_TRUE(err == EOPNOTSUPP || err == ENODEV) {
+		TH_LOG("raw counter with exclude_idle: %s", strerror(err));
+	}
+}
+
+/*
+ * Two cpu-clocks on one CPU, one with exclude_idle. A child pinned there
+ * burns IDLE_BURN_NS of CPU time, then that CPU has nothing to run for
+ * IDLE_SLEEP_NS: the plain clock counts it all, the other only what ran.
+ */
+#define IDLE_BURN_NS	(50 * NSEC_PER_MSEC)
+#define IDLE_SLEEP_NS	(200 * NSEC_PER_MSEC)
+
+static int burn_on_cpu(void *arg)
+{
+	if (pin_to_cpu((int)(long)arg))
+		return 1;
+	burn_cpu(IDLE_BURN_NS);
+	return 0;
+}
+
+TEST_F(pmc, exclude_idle_per_cpu_clock)
+{
+	int cpus[2], busy, idle_fd, all_fd, status;
+	__u64 t0, t1, idle_less, all;
+	struct pmc_attr attr;
+	pid_t pid;
+
+	if (!self->root)
+		SKIP(return, "per-CPU counters need CAP_PERFMON");
+	if (allowed_cpus(cpus, 2) < 2)
+		SKIP(return, "needs two CPUs");
+	busy = cpus[1];
+	ASSERT_EQ(0, pin_to_cpu(cpus[0]));
+
+	pmc_sw_attr(&attr, PMC_SW_CPU_CLOCK, 0);
+	attr.exclude_kernel = 0;
+	t0 = monotonic_ns();
+	all_fd = counter_open(_metadata, &attr, -1, busy, -1);
+	attr.exclude_idle = 1;
+	idle_fd = counter_open(_metadata, &attr, -1, busy, -1);
+
+	fflush(NULL);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		_exit(burn_on_cpu((void *)(long)busy));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	usleep(IDLE_SLEEP_NS / 1000);
+
+	/* Read the idle-less one first: it can only be the smaller. */
+	idle_less = counter_value(_metadata, idle_fd);
+	all = counter_value(_metadata, all_fd);
+	t1 = monotonic_ns();
+	TH_LOG("CPU %d: %llu ns without idle, %llu ns in all, %llu ns elapsed",
+	       busy, (unsigned long long)idle_less, (unsigned long long)all,
+	       (unsigned long long)(t1 - t0));
+	/* The child's CPU time is not idle time. */
+	EXPECT_GE(idle_less, IDLE_BURN_NS * 9 / 10);
+	EXPECT_LE(idle_less, all);
+	EXPECT_TRUE(clock_close(all, t1 - t0));
+	/* Most of the sleep was idle on that CPU, and was left out. */
+	EXPECT_GE(all - idle_less, IDLE_SLEEP_NS / 2);
+	close(idle_fd);
+	close(all_fd);
 }
 
 TEST_F(pmc, event_types)
@@ -2348,9 +2529,45 @@ static void set_paranoid(struct __test_metadata *_metadata,
 
 /* What an unprivileged user gets at one pmc_paranoid level. */
 struct paranoid_expect {
+	int open_err;		/* any counter at all (level 3) */
 	int kernel_err;		/* counting kernel mode */
 	int per_cpu_err;	/* a per-CPU counter */
 };
+
+/* Level 3: every kind of counter, each way of opening it, is EACCES. */
+static int check_no_open(int cpu)
+{
+	static const __u64 configs[] = {
+		PMC_CONFIG(PMC_TYPE_SOFTWARE, PMC_SW_TASK_CLOCK),
+		PMC_CONFIG(PMC_TYPE_SOFTWARE, PMC_SW_PAGE_FAULTS),
+		PMC_CONFIG(PMC_TYPE_HARDWARE, PMC_HW_CPU_CYCLES),
+		PMC_CONFIG(PMC_TYPE_HARDWARE, PMC_HW_INSTRUCTIONS),
+		PMC_CONFIG(PMC_TYPE_TRACEPOINT, 0),
+		PMC_CONFIG_RAW | 0xc0,
+	};
+	struct pmc_attr attr;
+	unsigned int i;
+	int err;
+
+	for (i = 0; i < ARRAY_SIZE(configs); i++) {
+		pmc_sw_attr(&attr, 0, 0);
+		attr.config = configs[i];
+		err = pmc_open_errno(&attr, 0, -1, -1, 0);
+		CHILD_CHECK(err == EACCES, "config %#llx on itself: %s",
+			    (unsigned long long)configs[i], strerror(err));
+		attr.inherit = 1;
+		attr.irq_period = 100000;
+		err = pmc_open_errno(&attr, 0, -1, -1, 0);
+		CHILD_CHECK(err == EACCES, "config %#llx sampling: %s",
+			    (unsigned long long)configs[i], strerror(err));
+		attr.inherit = 0;
+		attr.irq_period = 0;
+		err = pmc_open_errno(&attr, -1, cpu, -1, 0);
+		CHILD_CHECK(err == EACCES, "config %#llx per-CPU: %s",
+			    (unsigned long long)configs[i], strerror(err));
+	}
+	return 0;
+}
 
 static int check_unprivileged(void *arg)
 {
@@ -2360,6 +2577,8 @@ static int check_unprivileged(void *arg)
 	int cpu, err, fd;
 
 	CHILD_CHECK(allowed_cpus(&cpu, 1) == 1, "no CPU");
+	if (want->open_err)
+		return check_no_open(cpu);
 
 	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
 	err = pmc_open_errno(&attr, 0, -1, -1, 0);
@@ -2396,7 +2615,7 @@ TEST_F(paranoid, default_is_2)
 
 TEST_F(paranoid, write_range)
 {
-	static const long bad[] = { 3, -2, 100, LONG_MIN };
+	static const long bad[] = { 4, -2, 100, LONG_MIN };
 	unsigned int i;
 	long level, now = 0;
 
@@ -2411,8 +2630,36 @@ TEST_F(paranoid, write_range)
 		ASSERT_EQ(0, read_int_file(PARANOID_PATH, &now));
 		EXPECT_EQ(self->saved, now);
 	}
-	for (level = -1; level <= 2; level++)
+	for (level = -1; level <= 3; level++)
 		set_paranoid(_metadata, self, level);
+}
+
+/* Level 3, as distributions set perf's: no open at all without CAP_PERFMON. */
+TEST_F(paranoid, level_3)
+{
+	static const struct paranoid_expect want = { .open_err = EACCES };
+	struct pmc_attr attr;
+	int cpu, err;
+
+	if (geteuid() != 0)
+		SKIP(return, "writing the sysctl needs root");
+	set_paranoid(_metadata, self, 3);
+	/* Root still opens every kind (hardware: where there is a PMU). */
+	ASSERT_EQ(1, allowed_cpus(&cpu, 1));
+	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
+	attr.exclude_kernel = 0;
+	EXPECT_EQ(0, pmc_open_errno(&attr, 0, -1, -1, 0));
+	EXPECT_EQ(0, pmc_open_errno(&attr, -1, cpu, -1, 0));
+	attr.inherit = 1;
+	attr.irq_period = 100000;
+	EXPECT_EQ(0, pmc_open_errno(&attr, 0, -1, -1, 0));
+	pmc_sw_attr(&attr, 0, 0);
+	attr.config = PMC_CONFIG(PMC_TYPE_HARDWARE, PMC_HW_INSTRUCTIONS);
+	err = pmc_open_errno(&attr, 0, -1, -1, 0);
+	EXPECT_TRUE(err == 0 || err == ENODEV) {
+		TH_LOG("root, instructions: %s", strerror(err));
+	}
+	run_unprivileged(_metadata, check_unprivileged, (void *)&want);
 }
 
 TEST_F(paranoid, level_2)
