@@ -51,10 +51,10 @@ struct pmc_context {
 	struct list_head pinned_groups;
 	struct list_head flexible_groups;
 	int nr_counters;
+	int nr_exclude_idle;		/* counters with exclude_idle */
 	int nr_pmu;			/* counters that need a PMU slot */
 	int nr_inherit;			/* leaders with attr.inherit */
 	int nr_side;			/* counters with mmap, munmap or comm */
-	int nr_exclude_idle;		/* counters with exclude_idle */
 	int rotate_disable;		/* fork is walking flexible_groups */
 	bool is_active;			/* scheduled in on ->cpu */
 	int cpu;

@@ -209,6 +209,8 @@ static void fuzz_attr(struct worker *w, struct pmc_attr *attr)
 	attr->exclusive = chance(w, 10);
 	attr->exclude_user = chance(w, 10);
 	attr->exclude_kernel = chance(w, 85);
+	attr->exclude_hv = chance(w, 10);
+	attr->exclude_idle = chance(w, 10);
 	attr->mmap = chance(w, 20);
 	attr->munmap = chance(w, 20);
 	attr->comm = chance(w, 20);
@@ -219,6 +221,10 @@ static void fuzz_attr(struct worker *w, struct pmc_attr *attr)
 		attr->__reserved_1 = 1ULL << below(w, 46);
 	if (chance(w, 3))
 		attr->extra_config_len = rnd(w);
+	/* 0 and the real size alike; now and then one the kernel refuses */
+	attr->size = chance(w, 50) ? sizeof(*attr) : 0;
+	if (chance(w, 3))
+		attr->size = chance(w, 50) ? below(w, PMC_ATTR_SIZE_VER0) : rnd(w);
 }
 
 static pid_t fuzz_pid(struct worker *w)

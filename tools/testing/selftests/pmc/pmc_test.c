@@ -1762,6 +1762,8 @@ enum fuzz_fault {
 	FAULT_RESERVED_1,
 	FAULT_RESERVED_2,
 	FAULT_RESERVED_3,
+	FAULT_RESERVED_4,
+	FAULT_SIZE,
 	FAULT_PERIOD_RAND,
 	FAULT_RECORD_TYPE,
 	FAULT_READ_FORMAT,
@@ -1796,6 +1798,8 @@ static const char *const fault_names[NR_FAULTS] = {
 	[FAULT_RESERVED_1]	 = "__reserved_1",
 	[FAULT_RESERVED_2]	 = "__reserved_2",
 	[FAULT_RESERVED_3]	 = "__reserved_3",
+	[FAULT_RESERVED_4]	 = "__reserved_4",
+	[FAULT_SIZE]		 = "attr size too small or above a page",
 	[FAULT_PERIOD_RAND]	 = "period_rand",
 	[FAULT_RECORD_TYPE]	 = "unknown record_type bit",
 	[FAULT_READ_FORMAT]	 = "unknown read_format bit",
@@ -2017,6 +2021,17 @@ static int fuzz_inject(struct fuzz *fz, struct fuzz_open *op,
 	case FAULT_RESERVED_3:
 		a->__reserved_3 = fuzz_rand(fz) | 1;
 		return EINVAL;
+	case FAULT_RESERVED_4:
+		a->__reserved_4 = fuzz_rand(fz) | 1;
+		return EINVAL;
+	case FAULT_SIZE:
+		/* never a size that reads past the struct: no false E2BIG */
+		if (fuzz_chance(fz, 50))
+			a->size = 1 + fuzz_rand(fz) % (PMC_ATTR_SIZE_VER0 - 1);
+		else
+			a->size = page_size() + 1 +
+				  fuzz_rand(fz) % (UINT32_MAX - page_size());
+		return E2BIG;
 	case FAULT_PERIOD_RAND:
 		/* above PMC_PERIOD_RAND_MAX, or with no period to draw */
 		if (fuzz_chance(fz, 50)) {
