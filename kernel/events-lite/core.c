@@ -119,9 +119,11 @@ static const struct pmc_pmu *pmc_find_pmu(const struct pmc_attr *attr)
  * same points (kernel/events/core.c), so that a policy written for
  * perf_event_open(2) (SELinux's perf_event class, Android's) governs
  * pmc_open(2) alike: PERF_SECURITY_OPEN for every open, _KERNEL for a
- * counter that counts the kernel, _CPU for a per-CPU counter. The
- * guest kernels have no LSM that polices these, so no test shows a
- * refusal; the calls mirror perf's one for one.
+ * counter that counts the kernel, _CPU for a per-CPU counter (and
+ * _KERNEL again for samples that could show kernel addresses, see
+ * pmc_kernel_visible()). perf's other hooks (alloc, read, write) take
+ * a struct perf_event and have no counterpart here. The guest kernels
+ * have no LSM that polices these, so no test shows a refusal.
  */
 static int pmc_check_permission(const struct pmc_attr *attr, pid_t pid)
 {
@@ -316,6 +318,23 @@ static void pmc_counter_discard(struct pmc_counter *counter)
 DEFINE_FREE(pmc_counter, struct pmc_counter *, pmc_counter_discard(_T))
 
 /*
+ * May @attr's samples show kernel addresses (IPs, call chains, fault
+ * addresses)? Not the unprivileged's at pmc_paranoid >= 2, nor a
+ * user-mode sampler's where a security module refuses what perf's
+ * perf_allow_kernel() asks for kernel call chains: samples then hide
+ * them, as at level 2.
+ */
+static bool pmc_kernel_visible(const struct pmc_attr *attr)
+{
+	if (!perfmon_capable() && READ_ONCE(sysctl_pmc_paranoid) >= 2)
+		return false;
+	/* A kernel-mode counter was asked at pmc_check_permission(). */
+	if (!attr->exclude_kernel || !attr->irq_period)
+		return true;
+	return !security_perf_event_open(PERF_SECURITY_KERNEL);
+}
+
+/*
  * Make the counter, its file and its fd, and install it in @task's
  * context (NULL: @cpu's). With @task, its exec_update_lock is held for
  * reading: see pmc_check_task().
@@ -333,9 +352,7 @@ static int pmc_open_counter(const struct pmc_attr *attr,
 	counter = pmc_counter_alloc(attr, pmu, cpu);
 	if (IS_ERR(counter))
 		return PTR_ERR(no_free_ptr(counter));
-	/* At pmc_paranoid >= 2 samples of the unprivileged hide the kernel. */
-	counter->kernel_visible = perfmon_capable() ||
-				  READ_ONCE(sysctl_pmc_paranoid) < 2;
+	counter->kernel_visible = pmc_kernel_visible(attr);
 	counter->ns = get_pid_ns(task_active_pid_ns(current));
 	counter->owner = current_uid();
 

@@ -88,6 +88,17 @@ unsigned int __weak pmc_arch_user_callchain(struct pt_regs *regs, u64 *ips,
 	return fill.nr;
 }
 
+/* Kernel frames, where the kernel can walk its own stack (64BIT). */
+static unsigned int pmc_kernel_callchain(struct pt_regs *regs, u64 *ips)
+{
+#ifdef CONFIG_STACKTRACE
+	return stack_trace_save_regs(regs, (unsigned long *)ips,
+				     PMC_CALLCHAIN_MAX / 2, 0);
+#else
+	return 0;
+#endif
+}
+
 /* u16 nr, hv, kernel, user; u64 ips[nr]. Returns the words used. */
 static unsigned int pmc_callchain(struct pmc_counter *counter,
 				  struct pt_regs *regs, u64 *out)
@@ -97,12 +108,8 @@ static unsigned int pmc_callchain(struct pmc_counter *counter,
 	struct pt_regs *uregs = NULL;
 
 	if (!user_mode(regs)) {
-		if (counter->kernel_visible) {
-			unsigned long *entries = (unsigned long *)ips;
-
-			kernel = stack_trace_save_regs(regs, entries,
-						       PMC_CALLCHAIN_MAX / 2, 0);
-		}
+		if (counter->kernel_visible)
+			kernel = pmc_kernel_callchain(regs, ips);
 		if (current->mm)
 			uregs = task_pt_regs(current);
 	} else {

@@ -322,14 +322,19 @@ void __pmc_task_sched_out(struct task_struct *prev, struct task_struct *next)
 	struct pmc_context *ctx = cpuc->task_ctx;
 
 	__pmc_sw_event(PMC_SW_CONTEXT_SWITCHES, 1, NULL, 0);
+	if (ctx) {
+		pmc_cpu_lock(cpuc, ctx);
+		pmc_task_ctx_deactivate(cpuc, ctx);
+		pmc_cpu_unlock(cpuc, ctx);
+	}
+	/*
+	 * After the deactivation, which may put waiting CPU groups on
+	 * while current is still @prev: their clocks start running, and
+	 * entering idle must pause them too.
+	 */
 	if (unlikely(cpuc->ctx.nr_exclude_idle) &&
 	    is_idle_task(prev) != is_idle_task(next))
 		pmc_cpu_idle_switch(cpuc, is_idle_task(next));
-	if (!ctx)
-		return;
-	pmc_cpu_lock(cpuc, ctx);
-	pmc_task_ctx_deactivate(cpuc, ctx);
-	pmc_cpu_unlock(cpuc, ctx);
 }
 
 void __pmc_task_sched_in(struct task_struct *prev, struct task_struct *task)

@@ -143,9 +143,12 @@ static bool pmc_sw_idle_excluded(struct pmc_counter *counter)
 	return counter->attr.exclude_idle && is_idle_task(current);
 }
 
+/* Start (or resume) a clock. A sample that sees it running sees its start. */
 static void pmc_sw_clock_start(struct pmc_counter *counter)
 {
-	counter->clock_start = pmc_sw_clock_now(counter);
+	WRITE_ONCE(counter->clock_start, pmc_sw_clock_now(counter));
+	barrier();	/* the NMI that samples it runs on this CPU */
+	WRITE_ONCE(counter->sw_idle, false);
 	/* what the last stop left of the period */
 	if (counter->attr.irq_period)
 		hrtimer_start(&counter->sample_timer,
@@ -182,7 +185,7 @@ static int pmc_sw_add(struct pmc_counter *counter)
 		hlist_add_head_rcu(&counter->sw_node,
 				   this_cpu_ptr(&pmc_sw_lists[id]));
 	else if (pmc_sw_idle_excluded(counter))
-		counter->sw_idle = true;
+		WRITE_ONCE(counter->sw_idle, true);
 	else
 		pmc_sw_clock_start(counter);
 	return 0;
@@ -190,11 +193,10 @@ static int pmc_sw_add(struct pmc_counter *counter)
 
 static void pmc_sw_del(struct pmc_counter *counter)
 {
+	/* A paused clock stays paused: add() decides again. */
 	if (!pmc_sw_is_clock(counter))
 		hlist_del_rcu(&counter->sw_node);
-	else if (counter->sw_idle)
-		counter->sw_idle = false;
-	else
+	else if (!counter->sw_idle)
 		pmc_sw_clock_pause(counter);
 }
 
@@ -209,9 +211,8 @@ void pmc_sw_idle_switch(struct pmc_counter *counter, bool idle)
 		return;
 	if (idle) {
 		pmc_sw_clock_pause(counter);
-		counter->sw_idle = true;
+		WRITE_ONCE(counter->sw_idle, true);
 	} else {
-		counter->sw_idle = false;
 		pmc_sw_clock_start(counter);
 	}
 }

@@ -264,8 +264,13 @@ static void pmc_x86_set_period(struct pmc_counter *counter, int idx)
  * GLOBAL_CTRL at VM entry, which it does for perf only.
  *
  * EFER is read at each add() on the CPU, not at every event-select write
- * (the NMI writes them too): KVM turns SVM on or off with an IPI, so a
- * change takes effect at the next context switch or multiplexing turn.
+ * (the NMI writes them too). perf learns of SVM going on or off from
+ * KVM itself (amd_pmu_enable_virt()); events-lite does not, so a
+ * counter that stays on the PMU (a pinned CPU counter, or any while
+ * nothing multiplexes) keeps the HostOnly setting it started with until
+ * it is next scheduled in: loading kvm_amd under it counts guests as
+ * host, unloading it stops the count. KVM turns SVM on at module load,
+ * normally at boot, before any counter.
  */
 static u64 pmc_x86_host_only(void)
 {
