@@ -51,3 +51,24 @@ fresh_for_headers() {
 	mkdir -p "$out"
 	echo "$sum" > "$out/.headers"
 }
+
+# configure_kernel NAME SRC OBJ FRAGMENT...: (re)generate OBJ/.config as
+# tinyconfig plus the fragments, only when a fragment changed, and fail
+# if an option did not stick. The caller defines kmake (make for OBJ).
+configure_kernel() {
+	local name=$1 src=$2 obj=$3 sum opt
+	shift 3
+	sum=$(cat "$@" | sha1sum | cut -d' ' -f1)
+	if [ "$(cat "$obj/.fragments" 2>/dev/null)" != "$sum" ] || [ ! -f "$obj/.config" ]; then
+		log "configuring $name kernel"
+		kmake tinyconfig >/dev/null
+		KCONFIG_CONFIG="$obj/.config" "$src/scripts/kconfig/merge_config.sh" \
+			-m -O "$obj" "$obj/.config" "$@" >/dev/null
+		kmake olddefconfig >/dev/null
+		for opt in $(grep -ho '^CONFIG_[A-Z0-9_]*=[ym]' "$@"); do
+			grep -qx "$opt" "$obj/.config" ||
+				die "$name config: $opt did not stick (missing dependency?)"
+		done
+		echo "$sum" > "$obj/.fragments"
+	fi
+}
