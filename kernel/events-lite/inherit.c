@@ -145,6 +145,9 @@ static void pmc_inherit_fold(struct pmc_counter *counter, bool fold)
 		atomic64_add(local64_read(&counter->count), &orig->child_count);
 		atomic64_add(counter->time_enabled, &orig->child_time_enabled);
 		atomic64_add(counter->time_running, &orig->child_time_running);
+		/* Its samples went to the original's buffer: so do these. */
+		atomic64_add(atomic64_read(&counter->overflows),
+			     &orig->overflows);
 	}
 }
 

@@ -19,25 +19,46 @@
  * Writers run in process context (page faults, context switches, mmap,
  * comm), hardirq (software clock timers, irq_work) and NMI (hardware
  * overflows), on any CPU when children share an inherited counter's
- * buffer. They take rb->lock, an arch spinlock, with IRQs off; in NMI
- * context only with a trylock, so that an NMI that interrupts a writer
- * on its own CPU cannot deadlock: it counts its record as lost instead.
+ * buffer, and nest on one CPU when an interrupt lands on a writer. They
+ * take no lock, so that no record is refused for being in the wrong
+ * context:
+ *
+ *  - a writer enters (rb->nest++), reserves its bytes by moving rb->head
+ *    with a cmpxchg, copies its record in, and leaves;
+ *  - only a writer that finds itself the only one inside publishes
+ *    data_head (and page 0's counter fields): every byte below rb->head
+ *    then belongs to a writer that has left, so it is written. Writers
+ *    that leave while others are inside leave the publishing to the
+ *    last one out;
+ *  - a publisher that finds rb->head moved, or a wakeup asked for, after
+ *    it left (a writer came and went while it published) enters again
+ *    and looks once more.
+ *
+ * So data_head only moves forward, one publisher at a time, and never
+ * covers a reservation that is still being written. A writer cannot
+ * sleep or be preempted inside; one that an interrupt or another CPU
+ * overlaps publishes late, never loses a record. Under a stream of
+ * overlapping writers from several CPUs data_head may lag until the
+ * stream has a gap, as perf's does within one CPU's nesting.
  *
  * Ordering with the reader, who reads data_head, then records, then
  * writes data_tail:
  *
  *	kernel				user
  *	tail = READ(data_tail)		head = READ(data_head)
- *	smp_mb()	(A)		smp_rmb()	(C)
+ *	cmpxchg(rb->head)  (A)		smp_rmb()	(C)
  *	write records			read records
- *	smp_wmb()	(B)		smp_mb()	(D)
+ *	smp_mb()	(B)		smp_mb()	(D)
  *	WRITE(data_head, head)		WRITE(data_tail, tail)
  *
- * (A) pairs with (D): no record is written over data before the reader
- * is done with it. (B) pairs with (C): the reader never sees a head
- * beyond records that are not yet written. data_tail is the user's to
- * write anything into: only its offset in the buffer is used, so that
- * no value of it lets a record overrun unread data or the buffer.
+ * (A), a fully ordered cmpxchg, pairs with (D): no record is written
+ * over data before the reader is done with it. (B) pairs with (C): the
+ * reader never sees a head beyond records that are not yet written,
+ * those of other writers included (their leaving, a fully ordered
+ * atomic, comes after their records; the publisher saw it before (B)).
+ * data_tail is the user's to write anything into: only its offset in
+ * the buffer is used, so that no value of it lets a record overrun
+ * unread data or the buffer.
  *
  * Lifetime: every VMA that maps a buffer holds it (vm_private_data and
  * mmap_count), copies made by mremap() and fork() included, so pages
@@ -65,18 +86,19 @@ int sysctl_pmc_mlock_kb __read_mostly = 512 + (PAGE_SIZE / 1024);
 struct pmc_ring_buffer {
 	atomic_t mmap_count;		/* VMAs mapping it; frees it at 0 */
 	struct rcu_head rcu;
-	arch_spinlock_t lock;		/* writers, see above */
 	struct pmc_mmap_page *user_page;
 	void *data;
 	u64 size;			/* bytes of data, a power of 2 */
 	bool overwrite;			/* read-only mapping */
 
-	/* rb->lock: */
-	u64 head;
-	u64 wakeup_head;		/* head at the last page wakeup */
-	u32 samples;			/* since the last wakeup */
-
+	/* Writers, any context, lockless: see above. */
+	atomic64_t head;		/* reserved up to here */
+	atomic_t nest;			/* writers inside */
+	atomic_t samples;		/* since the last wakeup_events wakeup */
+	atomic_t wake;			/* a writer asks the publisher to wake */
 	atomic64_t lost;		/* records dropped, not yet reported */
+	u64 published;			/* data_head; the publisher's */
+
 	atomic_t poll;			/* EPOLLIN since the last poll() */
 	unsigned long user_pages;	/* charged to user->pmc_mlock */
 	unsigned long mm_pages;		/* charged to mm->pinned_vm */
@@ -100,18 +122,18 @@ static struct pmc_counter *pmc_rb_owner(struct pmc_counter *counter)
 	return counter->parent ?: counter;
 }
 
-/* The mapped page 0 fields, under their seqcount. */
+/* The mapped page 0 fields, under their seqcount; the publisher's. */
 static void pmc_rb_update_userpage(struct pmc_ring_buffer *rb,
-				   struct pmc_counter *counter)
+				   struct pmc_counter *owner)
 {
 	struct pmc_mmap_page *up = rb->user_page;
 
 	WRITE_ONCE(up->lock, up->lock + 1);
 	smp_wmb();	/* odd lock before the fields: the reader retries */
 	up->index = 0;		/* no user-space counter reads: use read() */
-	up->offset = local64_read(&counter->count);
-	up->time_enabled = counter->time_enabled;
-	up->time_running = counter->time_running;
+	up->offset = local64_read(&owner->count);
+	up->time_enabled = owner->time_enabled;
+	up->time_running = owner->time_running;
 	smp_wmb();	/* the fields before the even lock */
 	WRITE_ONCE(up->lock, up->lock + 1);
 }
@@ -161,133 +183,188 @@ static void pmc_rb_copy(struct pmc_ring_buffer *rb, u64 pos, const void *buf,
 		memcpy(rb->data, buf + first, len - first);
 }
 
-/* Room for @size bytes at rb->head; rb->lock held. */
-static bool pmc_rb_room(struct pmc_ring_buffer *rb, u64 size)
+/* Enter as a writer: counted before any reservation can be seen. */
+static void pmc_rb_enter(struct pmc_ring_buffer *rb)
 {
+	atomic_inc(&rb->nest);
+	smp_mb__after_atomic();	/* nest before the reservation: see leave */
+}
+
+/* Reserve @len bytes at rb->head in *@pos, if they fit before data_tail. */
+static bool pmc_rb_reserve(struct pmc_ring_buffer *rb, u64 len, u64 *pos)
+{
+	s64 head = atomic64_read(&rb->head);
 	u64 tail;
 
-	if (size > rb->size)
+	if (len > rb->size)
 		return false;
-	if (rb->overwrite)
-		return true;
-	tail = READ_ONCE(rb->user_page->data_tail);
-	smp_mb();		/* (A) */
-	return CIRC_SPACE(rb->head, tail, rb->size) >= size;
-}
-
-static u64 pmc_rb_reserve(struct pmc_ring_buffer *rb, u64 size)
-{
-	u64 pos = rb->head;
-
-	rb->head += size;
-	return pos;
-}
-
-/* Make the records written so far visible to the reader; rb->lock held. */
-static void pmc_rb_publish(struct pmc_ring_buffer *rb,
-			   struct pmc_counter *counter)
-{
-	pmc_rb_update_userpage(rb, counter);
-	smp_wmb();		/* (B) */
-	WRITE_ONCE(rb->user_page->data_head, rb->head);
-}
-
-/*
- * Report dropped records once there is room again; rb->lock held.
- * Returns true if a LOST record was written: the caller publishes it.
- */
-static bool pmc_rb_flush_lost(struct pmc_ring_buffer *rb,
-			      struct pmc_counter *owner)
-{
-	struct {
-		struct pmc_event_header header;
-		u64 id;
-		u64 lost;
-	} rec;
-	s64 lost = atomic64_read(&rb->lost);
-
-	if (!lost || !pmc_rb_room(rb, sizeof(rec)))
-		return false;
-	rec.header.type = PMC_EVENT_LOST;
-	rec.header.misc = 0;
-	rec.header.size = sizeof(rec);
-	rec.id = owner->id;
-	rec.lost = lost;
-	pmc_rb_copy(rb, pmc_rb_reserve(rb, sizeof(rec)), &rec, sizeof(rec));
-	atomic64_sub(lost, &rb->lost);
+	do {
+		if (!rb->overwrite) {
+			tail = READ_ONCE(rb->user_page->data_tail);
+			if (CIRC_SPACE(head, tail, rb->size) < len)
+				return false;
+		}
+	} while (!atomic64_try_cmpxchg(&rb->head, &head, head + len)); /* (A) */
+	*pos = head;
 	return true;
 }
 
 /*
- * Write one record (@len bytes in @parts) to @counter's buffer. Returns
- * false if there is no buffer, and counts the record as lost if there
- * is no room or the buffer is busy in NMI context.
+ * Publish @head, the only writer inside. Returns true if the reader is
+ * to be woken: a page filled since the last publish (wakeup_events 0),
+ * or a writer asked for it (pmc_rb_output()).
+ */
+static bool pmc_rb_publish(struct pmc_ring_buffer *rb,
+			   struct pmc_counter *owner, u64 head)
+{
+	bool wake = !owner->attr.wakeup_events &&
+		    head / PAGE_SIZE != rb->published / PAGE_SIZE;
+
+	smp_mb();		/* (B) */
+	WRITE_ONCE(rb->user_page->data_head, head);
+	rb->published = head;
+	pmc_rb_update_userpage(rb, owner);
+	return atomic_xchg(&rb->wake, 0) || wake;
+}
+
+/*
+ * Leave as a writer; the last one out publishes (see the top). Returns
+ * true if the reader is to be woken.
+ */
+static bool pmc_rb_leave(struct pmc_ring_buffer *rb, struct pmc_counter *owner)
+{
+	int nest = atomic_read(&rb->nest);
+	bool wake = false;
+	s64 head;
+
+	for (;;) {
+		if (nest > 1) {
+			/* Someone else is inside: the last one out publishes. */
+			if (atomic_try_cmpxchg(&rb->nest, &nest, nest - 1))
+				return wake;
+			continue;
+		}
+		head = atomic64_read(&rb->head);
+		smp_rmb();	/* a writer that reserved below head is counted */
+		nest = atomic_read(&rb->nest);
+		if (nest > 1)
+			continue;
+		wake |= pmc_rb_publish(rb, owner, head);
+		if (!atomic_try_cmpxchg(&rb->nest, &nest, 0))
+			continue;
+		if (atomic64_read(&rb->head) == head && !atomic_read(&rb->wake))
+			return wake;
+		/* A writer came and went while we published: look again. */
+		pmc_rb_enter(rb);
+		nest = atomic_read(&rb->nest);
+	}
+}
+
+/* Wake every wakeup_events samples; true for the one that does. */
+static bool pmc_rb_count_sample(struct pmc_ring_buffer *rb, u32 every)
+{
+	int old = atomic_read(&rb->samples), new;
+
+	do {
+		new = (u32)old + 1 >= every ? 0 : old + 1;
+	} while (!atomic_try_cmpxchg(&rb->samples, &old, new));
+	return !new;
+}
+
+struct pmc_lost_rec {
+	struct pmc_event_header header;
+	u64 id;
+	u64 lost;
+};
+
+/*
+ * Inside, write the pending LOST record, if any, and then @len bytes in
+ * @parts (none for a flush). What does not fit is counted lost again.
+ * The reader is to be woken (by the publisher, once it can see the
+ * records) for a LOST record alone, a completed wakeup_events batch,
+ * or a lost record: it is behind, tell it again.
+ */
+static void pmc_rb_output(struct pmc_ring_buffer *rb, struct pmc_counter *owner,
+			  const struct pmc_rb_part *parts, int nr_parts,
+			  u64 len, bool sample)
+{
+	struct pmc_lost_rec rec;
+	u64 pos, lost = 0, rec_len = 0;
+	int i;
+
+	/* Claimed whole, so that two writers never report one loss twice. */
+	if (atomic64_read(&rb->lost)) {
+		lost = atomic64_xchg(&rb->lost, 0);
+		rec_len = lost ? sizeof(rec) : 0;
+	}
+	if (!rec_len && !len)
+		return;
+	if (!pmc_rb_reserve(rb, rec_len + len, &pos)) {
+		if (len) {
+			atomic64_inc(&rb->lost);
+			atomic_set(&rb->wake, 1);	/* tell it again */
+		}
+		if (!rec_len || !pmc_rb_reserve(rb, rec_len, &pos)) {
+			atomic64_add(lost, &rb->lost);
+			return;
+		}
+		len = 0;	/* the LOST record alone fits */
+	}
+	if (rec_len) {
+		rec.header.type = PMC_EVENT_LOST;
+		rec.header.misc = 0;
+		rec.header.size = sizeof(rec);
+		rec.id = owner->id;
+		rec.lost = lost;
+		pmc_rb_copy(rb, pos, &rec, rec_len);
+		pos += rec_len;
+		if (!len)
+			atomic_set(&rb->wake, 1);
+	}
+	if (!len)
+		return;
+	for (i = 0; i < nr_parts; i++) {
+		pmc_rb_copy(rb, pos, parts[i].buf, parts[i].len);
+		pos += parts[i].len;
+	}
+	if (sample && owner->attr.wakeup_events &&
+	    pmc_rb_count_sample(rb, owner->attr.wakeup_events))
+		atomic_set(&rb->wake, 1);
+}
+
+/*
+ * Write one record (@len bytes in @parts) to @counter's buffer, or with
+ * no parts only the pending LOST record. Returns false if there is no
+ * buffer; a record that does not fit is counted lost. Any context, NMI
+ * included.
  */
 bool pmc_rb_write(struct pmc_counter *counter, const struct pmc_rb_part *parts,
 		  int nr_parts, bool sample)
 {
 	struct pmc_counter *owner = pmc_rb_owner(counter);
 	struct pmc_ring_buffer *rb;
-	unsigned long flags;
-	u64 pos, len = 0;
-	bool wake = false, flushed;
+	bool wake;
+	u64 len = 0;
 	int i;
 
 	for (i = 0; i < nr_parts; i++)
 		len += parts[i].len;
 
-	rcu_read_lock();
+	guard(rcu)();
 	rb = rcu_dereference(owner->rb);
-	if (!rb) {
-		rcu_read_unlock();
+	if (!rb)
 		return false;
+	/* A flush with nothing pending, the common case: nothing to do. */
+	if (!len && !atomic64_read(&rb->lost))
+		return true;
+	/* Inside, a writer holds data_head back: no preemption there. */
+	scoped_guard(preempt) {
+		pmc_rb_enter(rb);
+		pmc_rb_output(rb, owner, parts, nr_parts, len, sample);
+		wake = pmc_rb_leave(rb, owner);
 	}
-	local_irq_save(flags);
-	if (in_nmi()) {
-		if (!arch_spin_trylock(&rb->lock)) {
-			atomic64_inc(&rb->lost);
-			goto out;
-		}
-	} else {
-		arch_spin_lock(&rb->lock);
-	}
-
-	flushed = pmc_rb_flush_lost(rb, owner);
-	if (!pmc_rb_room(rb, len)) {
-		atomic64_inc(&rb->lost);
-		/*
-		 * A LOST record fitted where this record does not: publish
-		 * it now, as no later write may come to do it.
-		 */
-		if (flushed)
-			pmc_rb_publish(rb, counter);
-		wake = true;	/* the reader is behind: tell it again */
-		goto unlock;
-	}
-	pos = pmc_rb_reserve(rb, len);
-	for (i = 0; i < nr_parts; i++) {
-		pmc_rb_copy(rb, pos, parts[i].buf, parts[i].len);
-		pos += parts[i].len;
-	}
-	pmc_rb_publish(rb, counter);
-
-	if (sample && owner->attr.wakeup_events) {
-		if (++rb->samples >= owner->attr.wakeup_events) {
-			rb->samples = 0;
-			wake = true;
-		}
-	} else if (!owner->attr.wakeup_events &&
-		   rb->head / PAGE_SIZE != rb->wakeup_head / PAGE_SIZE) {
-		rb->wakeup_head = rb->head;
-		wake = true;
-	}
-unlock:
-	arch_spin_unlock(&rb->lock);
-out:
-	local_irq_restore(flags);
 	if (wake)
 		pmc_rb_wakeup(owner, rb);
-	rcu_read_unlock();
 	return true;
 }
 
@@ -319,28 +396,7 @@ void pmc_rb_lost(struct pmc_counter *counter, u64 nr)
  */
 void pmc_rb_flush(struct pmc_counter *counter)
 {
-	struct pmc_counter *owner = pmc_rb_owner(counter);
-	struct pmc_ring_buffer *rb;
-	unsigned long flags;
-	bool wake = false;
-
-	rcu_read_lock();
-	rb = rcu_dereference(owner->rb);
-	/* Nothing pending, the common case: no lock for writers to meet. */
-	if (!rb || !atomic64_read(&rb->lost))
-		goto out;
-	local_irq_save(flags);
-	arch_spin_lock(&rb->lock);
-	if (pmc_rb_flush_lost(rb, owner)) {
-		pmc_rb_publish(rb, owner);
-		wake = true;
-	}
-	arch_spin_unlock(&rb->lock);
-	local_irq_restore(flags);
-	if (wake)
-		pmc_rb_wakeup(owner, rb);
-out:
-	rcu_read_unlock();
+	pmc_rb_write(counter, NULL, 0, false);
 }
 
 /* Readers still to be told: the task exited, or a REFRESH ran out. */
@@ -451,7 +507,6 @@ static struct pmc_ring_buffer *pmc_rb_alloc(unsigned long data_pages,
 		kfree(rb);
 		return ERR_PTR(-ENOMEM);
 	}
-	rb->lock = (arch_spinlock_t)__ARCH_SPIN_LOCK_UNLOCKED;
 	rb->data = (void *)rb->user_page + PAGE_SIZE;
 	rb->size = data_pages * PAGE_SIZE;
 	rb->overwrite = overwrite;

@@ -76,66 +76,61 @@ const struct pmc_x86_model pmc_x86_arch_template = {
 	},
 };
 
+/*
+ * AMD models share their counters' width and raw-event rules and four
+ * of the generic events; from family 15h the six-counter core extension
+ * with its interleaved CTL/CTR pairs and HostOnly bit. Each model below
+ * is these plus what differs.
+ */
+#define PMC_X86_AMD_EVENTS(refs, misses)				\
+	.event_map = {							\
+		[PMC_HW_CPU_CYCLES]		= SEL(0x76, 0x00),	\
+		[PMC_HW_INSTRUCTIONS]		= SEL(0xc0, 0x00),	\
+		[PMC_HW_CACHE_REFERENCES]	= (refs),		\
+		[PMC_HW_CACHE_MISSES]		= (misses),		\
+		[PMC_HW_BRANCH_INSTRUCTIONS]	= SEL(0xc2, 0x00),	\
+		[PMC_HW_BRANCH_MISSES]		= SEL(0xc3, 0x00),	\
+	}
+
+#define PMC_X86_AMD_COUNTERS						\
+	.width = 48,							\
+	.min_period = 2,						\
+	.raw_mask = PMC_X86_RAW_MASK_AMD
+
+#define PMC_X86_AMD_CORE_EXT						\
+	PMC_X86_AMD_COUNTERS,						\
+	.nr_counters = 6,						\
+	.msr_stride = 2,						\
+	.sel_base = MSR_F15H_PERF_CTL,					\
+	.ctr_base = MSR_F15H_PERF_CTR,					\
+	.amd_host_only = true
+
 /* AMD K7 to family 14h: four 48-bit counters, any event on any counter. */
 const struct pmc_x86_model pmc_x86_k7 = {
 	.name = "k7",
+	PMC_X86_AMD_COUNTERS,
 	.nr_counters = 4,
-	.width = 48,
-	.min_period = 2,
 	.msr_stride = 1,
 	.sel_base = MSR_K7_EVNTSEL0,
 	.ctr_base = MSR_K7_PERFCTR0,
-	.raw_mask = PMC_X86_RAW_MASK_AMD,
-	.event_map = {
-		[PMC_HW_CPU_CYCLES]		= SEL(0x76, 0x00),
-		[PMC_HW_INSTRUCTIONS]		= SEL(0xc0, 0x00),
-		[PMC_HW_CACHE_REFERENCES]	= SEL(0x40, 0x00), /* DC accesses */
-		[PMC_HW_CACHE_MISSES]		= SEL(0x41, 0x00), /* DC misses */
-		[PMC_HW_BRANCH_INSTRUCTIONS]	= SEL(0xc2, 0x00),
-		[PMC_HW_BRANCH_MISSES]		= SEL(0xc3, 0x00),
-	},
+	PMC_X86_AMD_EVENTS(SEL(0x40, 0x00),	/* DC accesses */
+			   SEL(0x41, 0x00)),	/* DC misses */
 };
 
 /* AMD family 15h/16h core extension: six counters, CTL/CTR pairs. */
 const struct pmc_x86_model pmc_x86_fam15h = {
 	.name = "fam15h",
-	.nr_counters = 6,
-	.width = 48,
-	.min_period = 2,
-	.msr_stride = 2,
-	.sel_base = MSR_F15H_PERF_CTL,
-	.ctr_base = MSR_F15H_PERF_CTR,
-	.amd_host_only = true,
-	.raw_mask = PMC_X86_RAW_MASK_AMD,
-	.event_map = {
-		[PMC_HW_CPU_CYCLES]		= SEL(0x76, 0x00),
-		[PMC_HW_INSTRUCTIONS]		= SEL(0xc0, 0x00),
-		[PMC_HW_CACHE_REFERENCES]	= SEL(0x7d, 0x07), /* L2 requests */
-		[PMC_HW_CACHE_MISSES]		= SEL(0x7e, 0x07), /* L2 misses */
-		[PMC_HW_BRANCH_INSTRUCTIONS]	= SEL(0xc2, 0x00),
-		[PMC_HW_BRANCH_MISSES]		= SEL(0xc3, 0x00),
-	},
+	PMC_X86_AMD_CORE_EXT,
+	PMC_X86_AMD_EVENTS(SEL(0x7d, 0x07),	/* L2 requests */
+			   SEL(0x7e, 0x07)),	/* L2 misses */
 };
 
 /* AMD family 17h and later (Zen): the same counters, Zen event codes. */
 const struct pmc_x86_model pmc_x86_fam17h = {
 	.name = "fam17h",
-	.nr_counters = 6,
-	.width = 48,
-	.min_period = 2,
-	.msr_stride = 2,
-	.sel_base = MSR_F15H_PERF_CTL,
-	.ctr_base = MSR_F15H_PERF_CTR,
-	.amd_host_only = true,
-	.raw_mask = PMC_X86_RAW_MASK_AMD,
-	.event_map = {
-		[PMC_HW_CPU_CYCLES]		= SEL(0x76, 0x00),
-		[PMC_HW_INSTRUCTIONS]		= SEL(0xc0, 0x00),
-		[PMC_HW_CACHE_REFERENCES]	= SEL(0x60, 0xff), /* L2 requests */
-		[PMC_HW_CACHE_MISSES]		= SEL(0x64, 0x09), /* L2 misses */
-		[PMC_HW_BRANCH_INSTRUCTIONS]	= SEL(0xc2, 0x00),
-		[PMC_HW_BRANCH_MISSES]		= SEL(0xc3, 0x00),
-	},
+	PMC_X86_AMD_CORE_EXT,
+	PMC_X86_AMD_EVENTS(SEL(0x60, 0xff),	/* L2 requests */
+			   SEL(0x64, 0x09)),	/* L2 misses */
 };
 
 /*

@@ -49,6 +49,46 @@ static void pmc_x86_test_event_tables(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pmc_x86_ctr_msr(zen, 2), 0xc0010205U);
 }
 
+/* The event select of generic event @id, or ~0 if @m has none. */
+static u64 pmc_x86_test_sel(const struct pmc_x86_model *m, u64 id)
+{
+	u64 sel;
+
+	return pmc_x86_event_config(m, HW(id), &sel) ? ~0ULL : sel;
+}
+
+/*
+ * The AMD models are built from shared parts: each has them all, and
+ * keeps what is its own.
+ */
+static void pmc_x86_test_amd_models(struct kunit *test)
+{
+	const struct pmc_x86_model *amd[] = {
+		&pmc_x86_k7, &pmc_x86_fam15h, &pmc_x86_fam17h,
+	};
+	/* Cache references and misses, per model. */
+	static const u64 cache[][2] = {
+		{ 0x40, 0x41 }, { 0x077d, 0x077e }, { 0xff60, 0x0964 },
+	};
+	const struct pmc_x86_model *m;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(amd); i++) {
+		m = amd[i];
+		KUNIT_EXPECT_EQ(test, m->width, 48);
+		KUNIT_EXPECT_EQ(test, m->min_period, 2);
+		KUNIT_EXPECT_EQ(test, m->raw_mask, PMC_X86_RAW_MASK_AMD);
+		KUNIT_EXPECT_EQ(test, m->amd_host_only, i > 0);
+		KUNIT_EXPECT_EQ(test, m->nr_counters, i ? 6 : 4);
+		KUNIT_EXPECT_EQ(test, pmc_x86_test_sel(m, PMC_HW_CPU_CYCLES), 0x76ULL);
+		KUNIT_EXPECT_EQ(test, pmc_x86_test_sel(m, PMC_HW_BRANCH_INSTRUCTIONS), 0xc2ULL);
+		KUNIT_EXPECT_EQ(test, pmc_x86_test_sel(m, PMC_HW_CACHE_REFERENCES), cache[i][0]);
+		KUNIT_EXPECT_EQ(test, pmc_x86_test_sel(m, PMC_HW_CACHE_MISSES), cache[i][1]);
+	}
+	KUNIT_EXPECT_EQ(test, pmc_x86_sel_msr(&pmc_x86_fam15h, 1), 0xc0010202U);
+	KUNIT_EXPECT_EQ(test, pmc_x86_sel_msr(&pmc_x86_k7, 1), 0xc0010001U);
+}
+
 static void pmc_x86_test_raw_events(struct kunit *test)
 {
 	const struct pmc_x86_model *p6 = &pmc_x86_p6;
@@ -238,6 +278,7 @@ static void pmc_x86_test_next_left(struct kunit *test)
 
 static struct kunit_case pmc_x86_test_cases[] = {
 	KUNIT_CASE(pmc_x86_test_event_tables),
+	KUNIT_CASE(pmc_x86_test_amd_models),
 	KUNIT_CASE(pmc_x86_test_raw_events),
 	KUNIT_CASE(pmc_x86_test_assign),
 	KUNIT_CASE(pmc_x86_test_width),

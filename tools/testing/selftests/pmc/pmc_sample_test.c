@@ -2154,6 +2154,295 @@ TEST_F(sample, callchain)
 	close(fd);
 }
 
+/*
+ * One buffer, many writers at once: an inherited sampler whose copies
+ * in STRESS_CHILDREN children, on every CPU, write samples (from the
+ * NMI of the emulated PMU, a clock's hrtimer, or the page-fault path)
+ * and MMAP and COMM records from process context, into a small ring
+ * that the parent drains as they go. Every record arrives whole or is
+ * counted in a LOST record: samples plus side records plus lost equal
+ * the overflows (the exited copies' included) plus the side records
+ * the children caused, exactly. The parent drains the ring only once
+ * it is full, so that losses and records interleave. As root the time
+ * bound is off for the test: a throttle's overflows take no sample and
+ * are not lost (its records mark the gap), which this sum cannot
+ * count; an unprivileged run checks the sum when no throttle happened.
+ */
+#define STRESS_CHILDREN	4
+#define STRESS_ITERS	150
+
+#define CPU_TIME_PCT_PATH	"/proc/sys/kernel/pmc_cpu_time_max_percent"
+
+FIXTURE(ring_stress) {
+	char exe[PATH_MAX];
+	long cpu_time_pct;	/* to restore, or -1 */
+};
+
+FIXTURE_VARIANT(ring_stress) {
+	__u64 config;
+	__u64 period;
+	const char *context;
+	/* A late timer's skipped periods are reported lost too. */
+	bool skips_periods;
+};
+
+FIXTURE_VARIANT_ADD(ring_stress, cycles_nmi) {
+	.config = PMC_CONFIG(PMC_TYPE_HARDWARE, PMC_HW_CPU_CYCLES),
+	.period = 1000000,	/* 1 ms of the emulated PMU's cycles */
+	.context = "NMI",
+};
+
+FIXTURE_VARIANT_ADD(ring_stress, task_clock_hrtimer) {
+	.config = PMC_CONFIG(PMC_TYPE_SOFTWARE, PMC_SW_TASK_CLOCK),
+	.period = NSEC_PER_MSEC,
+	.context = "hardirq",
+	.skips_periods = true,
+};
+
+FIXTURE_VARIANT_ADD(ring_stress, page_faults_process) {
+	.config = PMC_CONFIG(PMC_TYPE_SOFTWARE, PMC_SW_PAGE_FAULTS),
+	.period = 1,
+	.context = "process",
+};
+
+FIXTURE_SETUP(ring_stress)
+{
+	require_pmc_open(_metadata);
+	self_exe(_metadata, self->exe, sizeof(self->exe));
+	self->cpu_time_pct = -1;
+	if (geteuid() == 0) {
+		ASSERT_EQ(0, read_int_file(CPU_TIME_PCT_PATH,
+					   &self->cpu_time_pct));
+		ASSERT_EQ(0, write_int_file(CPU_TIME_PCT_PATH, 0));
+	}
+}
+
+FIXTURE_TEARDOWN(ring_stress)
+{
+	if (self->cpu_time_pct >= 0)
+		EXPECT_EQ(0, write_int_file(CPU_TIME_PCT_PATH,
+					    self->cpu_time_pct));
+}
+
+/* What the parent read; bad names the first malformed record. */
+struct stress_tally {
+	__u64 samples, mmaps, comms, lost, other;
+	char bad[200];
+};
+
+/* A child: STRESS_ITERS rounds of an exec mapping, a rename, faults. */
+static int stress_child(const char *exe)
+{
+	size_t page = page_size();
+	char name[16];
+	int i, file = open(exe, O_RDONLY);
+	void *code;
+	char *data;
+
+	if (file < 0)
+		return 1;
+	for (i = 0; i < STRESS_ITERS; i++) {
+		code = mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_PRIVATE,
+			    file, 0);
+		if (code == MAP_FAILED)
+			return 2;
+		munmap(code, page);
+		snprintf(name, sizeof(name), "stress%d", i);
+		if (prctl(PR_SET_NAME, name))
+			return 3;
+		data = map_fresh_pages(4);
+		if (!data)
+			return 4;
+		touch_pages(data, 4);
+		munmap(data, 4 * page);
+		burn_cpu(200 * NSEC_PER_USEC);
+	}
+	return 0;
+}
+
+/* Check and count the records up to data_head, then hand them back. */
+static bool stress_drain(struct rb *rb, const char *exe,
+			 struct stress_tally *t)
+{
+	static union pmc_record rec;
+	const struct comm_rec *c = (const void *)&rec;
+	const struct mmap_rec *m = (const void *)&rec;
+	const struct lost_rec *l = (const void *)&rec;
+	struct sample s;
+	int ret;
+
+	rb_begin(rb);
+	while ((ret = rb_next(rb, &rec)) > 0) {
+		if (rec.h.misc & PMC_EVENT_MISC_OVERFLOW) {
+			if (!parse_sample(&rec, REC_BASIC, &s, t->bad,
+					  sizeof(t->bad)))
+				return false;
+			t->samples++;
+			continue;
+		}
+		switch (rec.h.type) {
+		case PMC_EVENT_MMAP:
+			if (rec.h.size < sizeof(*m) + strlen(exe) + 1 ||
+			    strcmp(m->filename, exe))
+				goto bad;
+			t->mmaps++;
+			break;
+		case PMC_EVENT_COMM:
+			if (rec.h.size < sizeof(*c) + 8 ||
+			    strncmp(c->comm, "stress", 6))
+				goto bad;
+			t->comms++;
+			break;
+		case PMC_EVENT_LOST:
+			if (rec.h.size != sizeof(*l) || !l->lost)
+				goto bad;
+			t->lost += l->lost;
+			break;
+		default:
+			t->other++;
+		}
+	}
+	if (ret < 0) {
+		snprintf(t->bad, sizeof(t->bad), "%s", rb->r.err);
+		return false;
+	}
+	rb_done(rb);
+	return true;
+bad:
+	snprintf(t->bad, sizeof(t->bad), "record type %u of %u bytes at %llu",
+		 rec.h.type, rec.h.size, (unsigned long long)rb->pos);
+	return false;
+}
+
+/*
+ * stress_run() - the children write to a ring of @pages, and the parent
+ * reads it: at once (@drain_when_full false) or only when it is full
+ *
+ * Return: 0 with the records read in @t and the counter's overflows in
+ * *@overflows, or -1 if the counter is not available.
+ */
+static int stress_run(struct __test_metadata *_metadata,
+		      FIXTURE_DATA(ring_stress) *self,
+		      const FIXTURE_VARIANT(ring_stress) *variant,
+		      unsigned int pages, bool drain_when_full,
+		      struct stress_tally *t, __u64 *overflows)
+{
+	/* The largest record the children cause: an MMAP of this binary. */
+	const __u64 max_rec = sizeof(struct mmap_rec) +
+			      ((strlen(self->exe) + 8) & ~7UL);
+	pid_t pids[STRESS_CHILDREN];
+	unsigned int alive = 0, i;
+	struct pmc_attr attr;
+	int fd, status;
+	struct rb rb;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.config = variant->config;
+	attr.irq_period = variant->period;
+	attr.record_type = REC_BASIC;
+	attr.exclude_kernel = 1;
+	attr.inherit = 1;
+	attr.mmap = 1;
+	attr.comm = 1;
+	attr.disabled = 1;	/* an overflow before the mmap() has no ring */
+	fd = pmc_open(&attr, 0, -1, -1, 0);
+	if (fd < 0 && errno == ENODEV && !cmdline_emu())
+		return -1;
+	ASSERT_LE(0, fd) TH_LOG("pmc_open: %s", strerror(errno));
+	map_buffer(_metadata, &rb, fd, pages, true);
+	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
+
+	fflush(NULL);
+	for (i = 0; i < STRESS_CHILDREN; i++) {
+		pids[i] = fork();
+		ASSERT_LE(0, pids[i]);
+		if (!pids[i])
+			_exit(stress_child(self->exe));
+		alive++;
+	}
+	while (alive) {
+		if (!drain_when_full ||
+		    rb.r.size - (pmc_ring_data_head(&rb.r) - rb.pos) <= max_rec)
+			ASSERT_TRUE(stress_drain(&rb, self->exe, t)) {
+				TH_LOG("%s", t->bad);
+			}
+		for (i = 0; i < STRESS_CHILDREN; i++) {
+			if (pids[i] <= 0 ||
+			    waitpid(pids[i], &status, WNOHANG) != pids[i])
+				continue;
+			EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status)) {
+				TH_LOG("child %u: status %#x", i, status);
+			}
+			pids[i] = 0;
+			alive--;
+		}
+	}
+	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
+	/* The loss pending at the disable comes with a poll() after a pass. */
+	do {
+		ASSERT_TRUE(stress_drain(&rb, self->exe, t)) TH_LOG("%s", t->bad);
+	} while (poll_now(fd) & POLLIN && rb_begin(&rb) != rb.pos);
+	ASSERT_TRUE(stress_drain(&rb, self->exe, t)) TH_LOG("%s", t->bad);
+
+	*overflows = nr_overflows(_metadata, fd);
+	TH_LOG("%s: %llu overflows, %llu side records caused; read %llu samples, %llu MMAP, %llu COMM, %llu lost, %llu throttle records",
+	       variant->context, (unsigned long long)*overflows,
+	       2ULL * STRESS_CHILDREN * STRESS_ITERS,
+	       (unsigned long long)t->samples, (unsigned long long)t->mmaps,
+	       (unsigned long long)t->comms, (unsigned long long)t->lost,
+	       (unsigned long long)t->other);
+	rb_unmap(&rb);
+	close(fd);
+	return 0;
+}
+
+/* Samples plus side records plus lost: every record the run caused. */
+static void expect_all_accounted(struct __test_metadata *_metadata,
+				 FIXTURE_DATA(ring_stress) *self,
+				 const struct stress_tally *t, __u64 overflows)
+{
+	const __u64 side = 2ULL * STRESS_CHILDREN * STRESS_ITERS;
+
+	if (t->other) {
+		EXPECT_LT(self->cpu_time_pct, 0) TH_LOG("throttled as root");
+		SKIP(return, "%llu throttle records: the sum cannot hold",
+		     (unsigned long long)t->other);
+	}
+	EXPECT_EQ(overflows + side, t->samples + t->mmaps + t->comms + t->lost);
+}
+
+/* A two-page ring, drained only when full: losses and records interleave. */
+TEST_F(ring_stress, every_record_arrives_or_is_counted)
+{
+	struct stress_tally t = { };
+	__u64 overflows;
+
+	if (stress_run(_metadata, self, variant, 2, true, &t, &overflows))
+		SKIP(return, "no hardware PMU (boot with pmc_emu=MODEL for the emulated one)");
+	expect_all_accounted(_metadata, self, &t, overflows);
+	/* The children made many rings' worth. */
+	EXPECT_LT(0, t.lost);
+}
+
+/*
+ * A ring larger than everything the run writes (128 pages, within an
+ * unprivileged user's pmc_mlock_kb): however the writers overlap, in
+ * NMI, hardirq or process context, on any CPU, no record is lost. (A
+ * clock's late timers report the periods they stepped over as lost,
+ * which a reader cannot tell from the ring's losses: the sum only.)
+ */
+TEST_F(ring_stress, roomy_ring_loses_nothing)
+{
+	struct stress_tally t = { };
+	__u64 overflows;
+
+	if (stress_run(_metadata, self, variant, 128, false, &t, &overflows))
+		SKIP(return, "no hardware PMU (boot with pmc_emu=MODEL for the emulated one)");
+	expect_all_accounted(_metadata, self, &t, overflows);
+	if (!variant->skips_periods)
+		EXPECT_EQ(0, t.lost);
+}
+
 int main(int argc, char **argv)
 {
 	/* comm_records execs this binary: leave at once */
