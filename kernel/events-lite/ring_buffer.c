@@ -28,8 +28,8 @@
  *  - only a writer that finds itself the only one inside publishes
  *    data_head (and page 0's counter fields): every byte below rb->head
  *    then belongs to a writer that has left, so it is written. Writers
- *    that leave while others are inside leave the publishing to the
- *    last one out;
+ *    that leave while others are inside leave the publishing, and any
+ *    wakeup they took, to the last one out;
  *  - a publisher that finds rb->head moved, or a wakeup asked for, after
  *    it left (a writer came and went while it published) enters again
  *    and looks once more.
@@ -239,11 +239,18 @@ static bool pmc_rb_leave(struct pmc_ring_buffer *rb, struct pmc_counter *owner)
 
 	for (;;) {
 		if (nest > 1) {
-			/* Someone else is inside: the last one out publishes. */
+			/*
+			 * Someone else is inside: the last one out publishes,
+			 * and wakes the reader for any request we took, once
+			 * the records it asked for are visible.
+			 */
+			if (wake)
+				atomic_set(&rb->wake, 1);
 			if (atomic_try_cmpxchg(&rb->nest, &nest, nest - 1))
-				return wake;
+				return false;
 			continue;
 		}
+		smp_rmb();	/* nest == 1 before head: no older head */
 		head = atomic64_read(&rb->head);
 		smp_rmb();	/* a writer that reserved below head is counted */
 		nest = atomic_read(&rb->nest);
