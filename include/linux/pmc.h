@@ -128,6 +128,8 @@ struct pmc_counter {
 	 */
 	int throttled;
 	unsigned long throttle_tick;	/* jiffies when throttled */
+	/* Throttles logged, its exited copies' folded in: for fdinfo. */
+	atomic64_t throttles;
 	/* Its own rate: only its own CPU's overflow path, any context. */
 	unsigned long sample_tick;	/* jiffies sample_count is for */
 	unsigned int sample_count;	/* overflows in that tick */

@@ -636,6 +636,8 @@ static void pmc_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "pmc-time-running:\t%llu\n", counter->time_running);
 	seq_printf(m, "pmc-overflows:\t%lld\n",
 		   (s64)atomic64_read(&counter->overflows));
+	seq_printf(m, "pmc-throttles:\t%lld\n",
+		   (s64)atomic64_read(&counter->throttles));
 }
 
 static __poll_t pmc_poll(struct file *file, poll_table *wait)

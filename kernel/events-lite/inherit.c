@@ -148,6 +148,8 @@ static void pmc_inherit_fold(struct pmc_counter *counter, bool fold)
 		/* Its samples went to the original's buffer: so do these. */
 		atomic64_add(atomic64_read(&counter->overflows),
 			     &orig->overflows);
+		atomic64_add(atomic64_read(&counter->throttles),
+			     &orig->throttles);
 	}
 }
 

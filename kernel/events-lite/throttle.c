@@ -192,6 +192,7 @@ static void pmc_throttle(struct pmc_counter *counter, unsigned long tick)
 	if (cmpxchg(&counter->throttled, 0, 1))
 		return;
 	WRITE_ONCE(counter->throttle_tick, tick);
+	atomic64_inc(&counter->throttles);
 	pmc_log_throttle(counter, PMC_EVENT_THROTTLE);
 	if (counter->pmu->throttle)
 		counter->pmu->throttle(counter);

@@ -109,13 +109,26 @@ static inline void counter_ioctl(struct __test_metadata *_metadata, int fd,
 	}
 }
 
-/* Overflows counter @fd took, from its fdinfo, or fail the test. */
+/* A number in counter @fd's fdinfo, or fail the test. */
+static inline __u64 fdinfo_count(struct __test_metadata *_metadata, int fd,
+				 const char *name)
+{
+	long long n = fdinfo_number(fd, name);
+
+	ASSERT_LE(0, n) TH_LOG("no %s in fdinfo of fd %d", name, fd);
+	return n;
+}
+
+/* Overflows counter @fd took (its exited copies' included). */
 static inline __u64 nr_overflows(struct __test_metadata *_metadata, int fd)
 {
-	long long n = fdinfo_overflows(fd);
+	return fdinfo_count(_metadata, fd, "pmc-overflows");
+}
 
-	ASSERT_LE(0, n) TH_LOG("no pmc-overflows in fdinfo of fd %d", fd);
-	return n;
+/* Times counter @fd or one of its copies was throttled. */
+static inline __u64 nr_throttles(struct __test_metadata *_metadata, int fd)
+{
+	return fdinfo_count(_metadata, fd, "pmc-throttles");
 }
 
 /* Fresh anonymous pages, or fail the test. */

@@ -514,12 +514,12 @@ static inline int fdinfo_field(int fd, const char *key, char *val, size_t len)
 	return err;
 }
 
-/* Overflows counter @fd took, or -1. */
-static inline long long fdinfo_overflows(int fd)
+/* A number in counter @fd's fdinfo ("pmc-overflows", ...), or -1. */
+static inline long long fdinfo_number(int fd, const char *name)
 {
 	char val[32];
 
-	if (fdinfo_field(fd, "pmc-overflows", val, sizeof(val)))
+	if (fdinfo_field(fd, name, val, sizeof(val)))
 		return -1;
 	return strtoll(val, NULL, 10);
 }
