@@ -77,16 +77,22 @@ static ktime_t pmc_sw_clock_period(struct pmc_counter *counter)
 /*
  * The timer expired at the end of one period and samples it. If it ran
  * late (interrupts off, a stalled vCPU), more periods have ended since:
- * hrtimer_forward_now() steps over all of them and returns how many
- * steps it took. Each step but the last is a period that ended without
- * a tick of its own: report it as lost rather than let the count run
- * ahead of the samples unseen.
+ * each is reported as lost rather than let the count run ahead of the
+ * samples unseen, and the timer moves to the first period end still to
+ * come. Not with hrtimer_forward_now(): it steps at least the timer's
+ * resolution, which is a whole tick while hrtimers run from the tick
+ * (before the switch to high resolution at boot, or without
+ * CONFIG_HIGH_RES_TIMERS), and a 1 ms period would then take one
+ * sample a tick with the other periods neither sampled nor lost. Here
+ * the next expiry may be less than a tick away: the timer then fires at
+ * the next tick, which reports the periods that ended meanwhile.
  */
 static enum hrtimer_restart pmc_sw_clock_tick(struct hrtimer *timer)
 {
 	struct pmc_counter *counter = container_of(timer, struct pmc_counter,
 						   sample_timer);
-	u64 steps, start = local_clock();
+	u64 period, ended, start = local_clock();
+	s64 late;
 
 	pmc_counter_overflow(counter, get_irq_regs(), 0);
 	pmc_overflow_took(counter, local_clock() - start);
@@ -95,9 +101,14 @@ static enum hrtimer_restart pmc_sw_clock_tick(struct hrtimer *timer)
 		hrtimer_forward_now(timer, ns_to_ktime(TICK_NSEC));
 		return HRTIMER_RESTART;
 	}
-	steps = hrtimer_forward_now(timer, pmc_sw_clock_period(counter));
-	if (steps > 1)
-		pmc_counter_skipped(counter, steps - 1);
+	period = ktime_to_ns(pmc_sw_clock_period(counter));
+	late = ktime_to_ns(ktime_sub(hrtimer_cb_get_time(timer),
+				     hrtimer_get_expires(timer)));
+	ended = late > 0 ? div64_u64(late, period) : 0;
+	/* at most late + period: no u64 wrap; ktime_add_safe() caps the sum */
+	hrtimer_add_expires(timer, ns_to_ktime(min_t(u64, (ended + 1) * period,
+						     KTIME_MAX)));
+	pmc_counter_skipped(counter, ended);
 	return HRTIMER_RESTART;
 }
 

@@ -212,7 +212,7 @@ static int take_snapshot(struct mem_snapshot *snap)
 
 	for (n = 0; n < MAX_READINGS && stable < MIN_READINGS - 1; n++) {
 		/* kfree_rcu()'s shrinker queues its batches now, not in 5 s */
-		write_file("/proc/sys/vm/drop_caches", "2");
+		drop_slab_caches();
 		/* a few grace periods for the RCU frees just queued */
 		usleep(200 * 1000);
 		ret = shrink_all_caches();

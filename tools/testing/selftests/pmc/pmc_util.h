@@ -202,6 +202,20 @@ static inline __u64 monotonic_ns(void)
 }
 
 /*
+ * The kernel's hrtimer resolution: 1 ns in high-resolution mode, a
+ * whole tick while hrtimers run from the tick (early in boot, before
+ * the switch, or in a kernel without high-resolution timers).
+ */
+static inline __u64 timer_resolution_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_getres(CLOCK_MONOTONIC, &ts))
+		return 0;
+	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/*
  * burn_cpu() - spin until this thread has used @ns of CPU time
  *
  * The inner loop keeps the clock syscalls a small part of the cost, so
@@ -525,15 +539,28 @@ static inline long long fdinfo_number(int fd, const char *name)
 }
 
 /*
+ * Drop the slab caches, running their shrinkers (root only).
+ * vm.drop_caches takes 1 to 4 (6 is EINVAL): 4 alone sets only its
+ * "quiet from now on" bit, once per process, then 2 drops the slabs.
+ */
+static inline void drop_slab_caches(void)
+{
+	static bool quiet;
+
+	if (!quiet)
+		quiet = !write_file("/proc/sys/vm/drop_caches", "4");
+	write_file("/proc/sys/vm/drop_caches", "2");
+}
+
+/*
  * slab_active_objs() - active objects of a cache in /proc/slabinfo
  *
  * SLUB counts objects sitting in per-CPU slabs and sheaves as active, so
  * the cache is shrunk first where /sys/kernel/slab allows it; that makes
  * the number the objects really in use. Counters and contexts are freed
- * with kfree_rcu(), which batches them for up to 5 s: dropping the slab
- * caches (root only; 4 keeps the kernel log quiet) runs the kfree_rcu
- * shrinker, which sends the batch to RCU now, so a reading a grace
- * period later no longer counts them.
+ * with kfree_rcu(), which batches them for up to 5 s: drop_slab_caches()
+ * runs the kfree_rcu shrinker, which sends the batch to RCU now, so a
+ * reading a grace period later no longer counts them.
  *
  * Return: the count, or -errno (-ENOENT when the cache is not listed).
  */
@@ -543,7 +570,7 @@ static inline long slab_active_objs(const char *cache)
 	long active = -ENOENT, objs;
 	FILE *f;
 
-	write_file("/proc/sys/vm/drop_caches", "6");
+	drop_slab_caches();
 	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/shrink", cache);
 	write_file(path, "1");
 
