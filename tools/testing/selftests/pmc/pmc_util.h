@@ -183,12 +183,17 @@ static inline bool near(__u64 got, __u64 want, unsigned int pct, __u64 slack)
 	return got + tolerance >= want && got <= want + tolerance;
 }
 
+static inline __u64 timespec_ns(const struct timespec *ts)
+{
+	return ts->tv_sec * NSEC_PER_SEC + ts->tv_nsec;
+}
+
 static inline __u64 clock_ns(clockid_t clock)
 {
 	struct timespec ts;
 
 	clock_gettime(clock, &ts);
-	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+	return timespec_ns(&ts);
 }
 
 static inline __u64 thread_cputime_ns(void)
@@ -212,7 +217,7 @@ static inline __u64 timer_resolution_ns(void)
 
 	if (clock_getres(CLOCK_MONOTONIC, &ts))
 		return 0;
-	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+	return timespec_ns(&ts);
 }
 
 /*
