@@ -44,7 +44,7 @@
  * every register 0, global enables included, as firmware leaves them.
  *
  * State is per CPU and touched on its CPU only: with IRQs off by the
- * driver, the hrtimer, its irq_work and CPU hotplug, and by the NMIs
+ * driver, the hrtimer, its irq_works and CPU hotplug, and by the NMIs
  * that the model raises at the very end of those. So the NMI handler finds the state
  * consistent; in NMI context reads do not advance time and writes do
  * not touch the hrtimer.
@@ -228,16 +228,18 @@ static u64 pmc_emu_next_wrap(struct pmc_emu_cpu *e)
 			      PMC_EMU_MAX_NS) : 0;
 }
 
-/*
- * Make sure the tick comes no later than the next wrap. A queued tick
- * that is early enough stays (it re-arms itself), and one with nothing
- * left to count just ends: so counters going on and off at context
- * switches rarely touch the hrtimer.
- */
-void pmc_emu_arm(struct pmc_emu_cpu *e)
+/* Would a tick for @when come sooner than the one queued, if any? */
+static bool pmc_emu_tick_late(struct pmc_emu_cpu *e, ktime_t when)
+{
+	return e->online && (!hrtimer_is_queued(&e->timer) ||
+			     ktime_compare(hrtimer_get_expires(&e->timer),
+					   when) > 0);
+}
+
+/* When the tick must come by, or 0 if nothing needs one. */
+static ktime_t pmc_emu_tick_due(struct pmc_emu_cpu *e)
 {
 	u64 ns = pmc_emu_next_wrap(e);
-	ktime_t when;
 
 	/*
 	 * A wrap that a read or write found, outside the tick, interrupts
@@ -247,13 +249,38 @@ void pmc_emu_arm(struct pmc_emu_cpu *e)
 	 */
 	if (e->nmi_pending && !e->held)
 		ns = 1;
-	if (!ns || !e->online)
-		return;
-	when = ktime_add_ns(ktime_get(), ns);
-	if (hrtimer_is_queued(&e->timer) &&
-	    ktime_compare(hrtimer_get_expires(&e->timer), when) <= 0)
-		return;
-	hrtimer_start(&e->timer, when, HRTIMER_MODE_ABS_PINNED_HARD);
+	return ns ? ktime_add_ns(ktime_get(), ns) : 0;
+}
+
+/*
+ * Make sure the tick comes no later than the next wrap. A queued tick
+ * that is early enough stays, and one with nothing left to count just
+ * ends: so counters going on and off at context switches rarely touch
+ * the hrtimer. When it must move, an irq_work moves it once the caller
+ * has IRQs on again. The driver starts a group's counters one register
+ * write after another with IRQs off, as hardware takes them, at once;
+ * an hrtimer_start() between two of those writes (up to milliseconds
+ * on a debug kernel, when lockdep checks a new lock chain) would start
+ * the members that far apart, which no hardware does.
+ */
+void pmc_emu_arm(struct pmc_emu_cpu *e)
+{
+	ktime_t when = pmc_emu_tick_due(e);
+
+	if (when && pmc_emu_tick_late(e, when))
+		irq_work_queue(&e->arm_work);
+}
+
+static void pmc_emu_arm_work(struct irq_work *work)
+{
+	struct pmc_emu_cpu *e = container_of(work, struct pmc_emu_cpu,
+					     arm_work);
+	ktime_t when;
+
+	pmc_emu_advance(e);
+	when = pmc_emu_tick_due(e);
+	if (when && pmc_emu_tick_late(e, when))
+		hrtimer_start(&e->timer, when, HRTIMER_MODE_ABS_PINNED_HARD);
 }
 
 /* Raise the overflow interrupt, as the LVTPC would: a self-NMI. */
@@ -293,10 +320,8 @@ static void pmc_emu_raise_work(struct irq_work *work)
 		return;
 	}
 	when = ktime_add_ns(ktime_get(), ns);
-	if (hrtimer_is_queued(&e->timer) &&
-	    ktime_compare(hrtimer_get_expires(&e->timer), when) <= 0)
-		return;
-	hrtimer_start(&e->timer, when, HRTIMER_MODE_ABS_PINNED_HARD);
+	if (pmc_emu_tick_late(e, when))
+		hrtimer_start(&e->timer, when, HRTIMER_MODE_ABS_PINNED_HARD);
 }
 
 /*
@@ -575,6 +600,7 @@ __init pmc_x86_emu_setup(const struct pmc_x86_model *model)
 		hrtimer_setup(&e->timer, pmc_emu_tick, CLOCK_MONOTONIC,
 			      HRTIMER_MODE_ABS_PINNED_HARD);
 		e->raise_work = IRQ_WORK_INIT_HARD(pmc_emu_raise_work);
+		e->arm_work = IRQ_WORK_INIT_HARD(pmc_emu_arm_work);
 	}
 	pmc_emu_foreign_init();
 	return &pmc_emu_msr;

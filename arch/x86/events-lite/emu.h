@@ -80,6 +80,7 @@ struct pmc_emu_cpu {
 	struct pt_regs regs;		/* what the tick interrupted */
 	struct hrtimer timer;
 	struct irq_work raise_work;	/* the tick's NMI, after the tick */
+	struct irq_work arm_work;	/* moves the tick, after a write */
 	/* the driver's MSR accesses, and those in NMI context */
 	unsigned long lite_msr, lite_nmi_msr;
 	struct pmc_emu_foreign foreign;

@@ -661,6 +661,9 @@ TEST_F(hw, monotonic_across_wrap)
  * a counting counter takes none that it reports, and the reloads of
  * the period do not change the count. A host stall longer than a
  * period (see RATE_TRIES) passes several wraps with one interrupt.
+ * The sampler opens disabled and the group is enabled once complete:
+ * opened enabled, it counts the member's pmc_open() alone, which took
+ * up to 16 ms of a debug kernel's CPU time (p6, as nobody).
  */
 struct overflow_run {
 	__u64 v[2];		/* sampling and counting cycles */
@@ -676,9 +679,11 @@ static void burn_overflowing(struct __test_metadata *_metadata,
 
 	hw_attr(&attr, HW(PMC_HW_CPU_CYCLES), 0);
 	attr.irq_period = SLOW_PERIOD;
+	attr.disabled = 1;
 	sampling = counter_open(_metadata, &attr, 0, -1, -1);
 	counting = hw_open(_metadata, HW(PMC_HW_CPU_CYCLES), sampling,
 			   PMC_FORMAT_GROUP);
+	counter_ioctl(_metadata, sampling, PMC_IOC_ENABLE);
 
 	burn_cpu(LONG_BURN_NS);
 	group_values(_metadata, counting, 2, run->v);
