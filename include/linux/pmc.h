@@ -90,6 +90,7 @@ struct pmc_counter {
 	struct pmc_context *ctx;
 	int cpu;			/* count only on this CPU, or -1 */
 	bool installed;			/* pmc_open() attached it (ctx->mutex) */
+	bool userpage_allowed;		/* its page 0 may self-read it */
 	struct pid_namespace *ns;	/* the opener's, for record pids */
 	kuid_t owner;			/* the opener: whose share of the
 					 * overflow time bound it uses
@@ -222,6 +223,11 @@ static inline struct pmc_counter *pmc_group_next(struct pmc_counter *leader,
 
 /* For hardware backends (arch code). */
 void pmc_register_hw_pmu(const struct pmc_pmu *pmu);
+/*
+ * Page 0's TSC conversion for nanoseconds since @stamp (local_clock());
+ * false where user space cannot have it (__weak: arch override).
+ */
+bool pmc_arch_user_time(struct pmc_mmap_page *up, u64 stamp);
 /* Fills @ips with the user call chain at @regs (__weak: arch override). */
 unsigned int pmc_arch_user_callchain(struct pt_regs *regs, u64 *ips,
 				     unsigned int max);

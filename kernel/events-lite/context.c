@@ -151,6 +151,7 @@ static void pmc_ctx_call_remote(void *info)
 		cpuc->resched = false;
 		pmc_cpu_resched(cpuc);
 	}
+	pmc_ctx_update_userpages(ctx->task ? ctx : NULL);
 	args->done = true;
 out:
 	pmc_cpu_unlock(cpuc, task_ctx);
@@ -193,6 +194,7 @@ int pmc_ctx_call(struct pmc_context *ctx, pmc_ctx_fn fn, void *arg)
 		cpu = pmc_ctx_live_cpu(ctx);
 		if (cpu < 0) {
 			fn(ctx, arg);
+			pmc_ctx_update_userpages(ctx->task ? ctx : NULL);
 			raw_spin_unlock_irqrestore(&ctx->lock, flags);
 			return 0;
 		}

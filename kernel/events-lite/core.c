@@ -353,6 +353,7 @@ static int pmc_open_counter(const struct pmc_attr *attr,
 	if (IS_ERR(counter))
 		return PTR_ERR(no_free_ptr(counter));
 	counter->kernel_visible = pmc_kernel_visible(attr);
+	counter->userpage_allowed = pmc_userpage_allowed(attr, pmu, task, cpu);
 	counter->ns = get_pid_ns(task_active_pid_ns(current));
 	counter->owner = current_uid();
 

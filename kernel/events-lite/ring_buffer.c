@@ -4,6 +4,8 @@
  * to, mapped by the reader with mmap().
  *
  * Page 0 is struct pmc_mmap_page; the 2^n pages after it hold records.
+ * A mapping of page 0 alone has no room for records (they are counted
+ * lost): it is for reading the counter (userpage.c).
  * The kernel advances data_head; a read-write mapping's reader advances
  * data_tail, and the kernel never overwrites data past it (what does not
  * fit is counted and reported later in one PMC_EVENT_LOST record); a
@@ -99,6 +101,15 @@ struct pmc_ring_buffer {
 	atomic64_t lost;		/* records dropped, not yet reported */
 	u64 published;			/* data_head; the publisher's */
 
+	/*
+	 * Page 0's counter fields have two writers: the publisher (any
+	 * context, NMI included, on any CPU for an inherited counter's
+	 * copies) and pmc_userpage_update() (ctx->lock, IRQs off). This
+	 * keeps them apart, so that the lock sequence count has one writer
+	 * at a time. Only the kernel sees it: the page is the user's to
+	 * scribble on.
+	 */
+	atomic_t page_busy;
 	atomic_t poll;			/* EPOLLIN since the last poll() */
 	unsigned long user_pages;	/* charged to user->pmc_mlock */
 	unsigned long mm_pages;		/* charged to mm->pinned_vm */
@@ -122,20 +133,42 @@ static struct pmc_counter *pmc_rb_owner(struct pmc_counter *counter)
 	return counter->parent ?: counter;
 }
 
-/* The mapped page 0 fields, under their seqcount; the publisher's. */
+/*
+ * Take page 0's counter fields for writing. The publisher tries once
+ * (@wait false) and leaves them to the writer inside; pmc_userpage_update()
+ * waits, which is safe as every holder has IRQs off and an NMI that took
+ * them is over before the interrupted code goes on: it can only wait for
+ * another CPU, for a few stores.
+ */
+struct pmc_mmap_page *pmc_rb_page_get(struct pmc_ring_buffer *rb, bool wait)
+{
+	while (atomic_cmpxchg_acquire(&rb->page_busy, 0, 1)) {
+		if (!wait)
+			return NULL;
+		cpu_relax();
+	}
+	return rb->user_page;
+}
+
+void pmc_rb_page_put(struct pmc_ring_buffer *rb)
+{
+	atomic_set_release(&rb->page_busy, 0);
+}
+
+/* The publisher brings page 0's counter fields up to date, if it may. */
 static void pmc_rb_update_userpage(struct pmc_ring_buffer *rb,
 				   struct pmc_counter *owner)
 {
-	struct pmc_mmap_page *up = rb->user_page;
+	struct pmc_mmap_page *up;
+	unsigned long flags;
 
-	WRITE_ONCE(up->lock, up->lock + 1);
-	smp_wmb();	/* odd lock before the fields: the reader retries */
-	up->index = 0;		/* no user-space counter reads: use read() */
-	up->offset = local64_read(&owner->count);
-	up->time_enabled = owner->time_enabled;
-	up->time_running = owner->time_running;
-	smp_wmb();	/* the fields before the even lock */
-	WRITE_ONCE(up->lock, up->lock + 1);
+	local_irq_save(flags);
+	up = pmc_rb_page_get(rb, false);
+	if (up) {
+		pmc_userpage_published(up, owner);
+		pmc_rb_page_put(rb);
+	}
+	local_irq_restore(flags);
 }
 
 static void pmc_rb_wakeup(struct pmc_counter *owner, struct pmc_ring_buffer *rb)
@@ -545,8 +578,10 @@ static void pmc_vm_close(struct vm_area_struct *vma)
 	if (!atomic_dec_and_mutex_lock(&rb->mmap_count, &counter->mmap_mutex))
 		return;
 	/* The last mapping: writers stop finding it, then it goes. */
-	if (rcu_access_pointer(counter->rb) == rb)
+	if (rcu_access_pointer(counter->rb) == rb) {
+		pmc_userpage_mapped(counter, false);
 		RCU_INIT_POINTER(counter->rb, NULL);
+	}
 	mutex_unlock(&counter->mmap_mutex);
 	pmc_rb_free(rb);
 }
@@ -570,8 +605,10 @@ int pmc_rb_mmap(struct pmc_counter *counter, struct vm_area_struct *vma)
 	struct pmc_ring_buffer *rb;
 	int ret = 0;
 
-	if (vma->vm_pgoff || !(vma->vm_flags & VM_SHARED) || pages < 2 ||
-	    !is_power_of_2(data_pages) || ilog2(data_pages) > PMC_RB_MAX_ORDER)
+	/* Page 0 alone (no data pages) is for reading the counter. */
+	if (vma->vm_pgoff || !(vma->vm_flags & VM_SHARED) ||
+	    (data_pages && (!is_power_of_2(data_pages) ||
+			    ilog2(data_pages) > PMC_RB_MAX_ORDER)))
 		return -EINVAL;
 
 	mutex_lock(&counter->mmap_mutex);
@@ -597,8 +634,10 @@ int pmc_rb_mmap(struct pmc_counter *counter, struct vm_area_struct *vma)
 			pmc_rb_free(rb);
 		goto out;
 	}
-	if (atomic_inc_return(&rb->mmap_count) == 1)
+	if (atomic_inc_return(&rb->mmap_count) == 1) {
 		rcu_assign_pointer(counter->rb, rb);
+		pmc_userpage_mapped(counter, true);
+	}
 	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_private_data = rb;
 	vma->vm_ops = &pmc_vm_ops;

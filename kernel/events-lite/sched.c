@@ -219,6 +219,7 @@ void pmc_cpu_resched(struct pmc_cpu *cpuc)
 	pmc_groups_in(cpuc, &cpuc->ctx, false);
 	pmc_groups_in(cpuc, task_ctx, false);
 	pmc_mux_start(cpuc);
+	pmc_ctx_update_userpages(task_ctx);
 }
 
 void pmc_ctx_sched_in(struct pmc_context *ctx)
@@ -257,6 +258,7 @@ void pmc_task_ctx_activate(struct pmc_cpu *cpuc, struct pmc_context *ctx)
 	pmc_groups_in(cpuc, ctx, true);
 	pmc_groups_in(cpuc, ctx, false);
 	pmc_mux_start(cpuc);
+	pmc_ctx_update_userpages(ctx);
 }
 
 void pmc_task_ctx_deactivate(struct pmc_cpu *cpuc, struct pmc_context *ctx)
@@ -265,6 +267,7 @@ void pmc_task_ctx_deactivate(struct pmc_cpu *cpuc, struct pmc_context *ctx)
 		return;
 	WARN_ON_ONCE(cpuc->task_ctx != ctx);
 	pmc_ctx_sched_out(ctx);
+	pmc_ctx_update_userpages(ctx);	/* the clock stops for them */
 	cpuc->task_ctx = NULL;
 	/* CPU groups that waited for the PMU may fit now. */
 	if (cpuc->waiting) {
@@ -379,6 +382,7 @@ static enum hrtimer_restart pmc_mux_tick(struct hrtimer *timer)
 		cpuc->waiting = false;
 		pmc_groups_in(cpuc, &cpuc->ctx, false);
 		pmc_groups_in(cpuc, task_ctx, false);
+		pmc_ctx_update_userpages(task_ctx);
 	}
 	pmc_cpu_unlock(cpuc, task_ctx);
 

@@ -250,6 +250,27 @@ static u64 pmc_sw_sample_read(struct pmc_counter *counter)
 	return (s64)(now - start) > 0 ? count + now - start : count;
 }
 
+/*
+ * For page 0 (userpage.c): an active clock's count at its context's
+ * timestamp, the instant the page's times are for; false if @counter is
+ * not a clock that is counting. ctx->lock held, on the counter's CPU.
+ */
+bool pmc_sw_clock_at_stamp(struct pmc_counter *counter, u64 *count)
+{
+	struct pmc_context *ctx = counter->ctx;
+	s64 ran;
+
+	if (counter->pmu != &pmc_sw_pmu || !pmc_sw_is_clock(counter) ||
+	    counter->sw_idle)
+		return false;
+	if (PMC_CONFIG_ID(counter->attr.config) == PMC_SW_TASK_CLOCK)
+		ran = ctx->time - counter->clock_start;
+	else	/* may have started after the stamp: then ran < 0 */
+		ran = ctx->timestamp - counter->clock_start;
+	*count = local64_read(&counter->count) + ran;
+	return true;
+}
+
 static void pmc_sw_destroy(struct pmc_counter *counter)
 {
 	if (counter->attr.irq_period && pmc_sw_is_clock(counter))

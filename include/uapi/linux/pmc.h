@@ -118,7 +118,16 @@ struct pmc_attr {
 #define PR_TASK_PMC_ENABLE	82
 #define PR_TASK_PMC_DISABLE	83
 
-/* Page 0 of a counter's mmap()ed ring buffer. */
+/*
+ * Page 0 of a counter's mmap()ed ring buffer. With a capability set, a
+ * thread reads the counter without a system call (see "Reading a
+ * counter without a system call" in Documentation/userspace-api/pmc.rst):
+ * delta, the nanoseconds since the kernel last updated the page, is
+ * time_offset plus the TSC scaled by time_mult >> time_shift;
+ * time_enabled grows by delta, and with cap_user_count_time the count
+ * and time_running too. With none, the fields are as of the last
+ * update and the caller uses read().
+ */
 struct pmc_mmap_page {
 	__u32 version;		/* 1 */
 	__u32 compat_version;	/* 1 */
@@ -127,7 +136,17 @@ struct pmc_mmap_page {
 	__s64 offset;		/* add to the hw counter value */
 	__u64 time_enabled;
 	__u64 time_running;
-	__u64 __reserved[123];	/* pad so data_head sits at byte 1024 */
+	__u64 cap_user_rdpmc : 1,	/* index/pmc_width valid */
+	      cap_user_time : 1,	/* time_* valid */
+	      cap_user_count_time : 1,	/* the count is a clock running on
+					 * this task: it grows by delta too
+					 */
+	      cap_____res : 61;
+	__u16 pmc_width;
+	__u16 time_shift;
+	__u32 time_mult;
+	__u64 time_offset;
+	__u64 __reserved[120];	/* pad so data_head sits at byte 1024 */
 	__u64 data_head;	/* bytes written, monotonic */
 	__u64 data_tail;	/* bytes consumed, written by user */
 };

@@ -129,6 +129,36 @@ double pmc_count_scaled(const struct pmc_count *c);
 /* running / enabled in percent (perf's "% counted"); 100 if never enabled. */
 double pmc_count_percent(const struct pmc_count *c);
 
+/*
+ * Reading a counter without a system call: page 0 of its mapping, alone
+ * (pmc_self_map()) or a ring's, carries the count and times, and for a
+ * task's own task-clock or cpu-clock what extends them from the TSC.
+ */
+struct pmc_self {
+	int fd;
+	const struct pmc_mmap_page *page;
+};
+
+/* Map page 0 of @fd alone, read-only. Return: 0, or -1 with errno. */
+int pmc_self_map(struct pmc_self *s, int fd);
+void pmc_self_unmap(struct pmc_self *s);
+
+/*
+ * pmc_self_page_read() - the counter as page 0 gives it, no system call
+ *
+ * Return: 1 if @c holds the counter's value and times now; 0 if the page
+ * says to use read() (another task's counter, not a clock, a hardware
+ * counter, no usable TSC): @c then holds them as of the last update.
+ */
+int pmc_self_page_read(const struct pmc_mmap_page *pg, struct pmc_count *c);
+
+/*
+ * pmc_read_self() - pmc_self_page_read() where the page allows, else
+ * pmc_read_count() on the fd (opened with both TOTAL_TIME formats).
+ * Return: as pmc_read_count().
+ */
+int pmc_read_self(const struct pmc_self *s, struct pmc_count *c);
+
 /* The ring buffer. */
 
 /* One record, copied out of the ring whole and aligned (size is a u16). */
@@ -203,7 +233,7 @@ int pmc_ring_next(struct pmc_ring *r);
 void pmc_ring_end(struct pmc_ring *r);
 bool pmc_ring_empty(const struct pmc_ring *r);
 
-/* time_enabled and time_running from page 0, under its seqlock. */
+/* time_enabled and time_running from page 0 (see pmc_self_page_read()). */
 void pmc_ring_times(const struct pmc_ring *r, __u64 *enabled,
 		    __u64 *running);
 

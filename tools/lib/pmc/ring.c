@@ -183,15 +183,11 @@ bool pmc_ring_empty(const struct pmc_ring *r)
 void pmc_ring_times(const struct pmc_ring *r, __u64 *enabled,
 		    __u64 *running)
 {
-	const struct pmc_mmap_page *up = r->page;
-	__u32 seq;
+	struct pmc_count c;
 
-	do {
-		seq = __atomic_load_n(&up->lock, __ATOMIC_ACQUIRE);
-		*enabled = READ_ONCE(up->time_enabled);
-		*running = READ_ONCE(up->time_running);
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	} while ((seq & 1) || READ_ONCE(up->lock) != seq);
+	pmc_self_page_read(r->page, &c);
+	*enabled = c.enabled;
+	*running = c.running;
 }
 
 int pmc_ring_poll(struct pmc_ring *const *rings, size_t nr, int timeout_ms,

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: LGPL-2.1 OR BSD-2-Clause
+/*
+ * libpmc: reading a counter without a system call, through page 0 of its
+ * mapping, as Documentation/userspace-api/pmc.rst describes it.
+ */
+#include <errno.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include "libpmc.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define HAVE_TSC 1
+#else
+#define HAVE_TSC 0
+#endif
+
+#define READ_ONCE(x)		__atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+int pmc_self_map(struct pmc_self *s, int fd)
+{
+	void *page = mmap(NULL, sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED,
+			  fd, 0);
+
+	if (page == MAP_FAILED)
+		return -1;
+	s->fd = fd;
+	s->page = page;
+	return 0;
+}
+
+void pmc_self_unmap(struct pmc_self *s)
+{
+	if (s->page)
+		munmap((void *)s->page, sysconf(_SC_PAGESIZE));
+	s->page = NULL;
+}
+
+/* Nanoseconds since the kernel wrote @pg: the ABI's sum, from the TSC. */
+static __u64 pmc_page_delta(const struct pmc_mmap_page *pg)
+{
+#if HAVE_TSC
+	__u64 cyc = __rdtsc(), shift = READ_ONCE(pg->time_shift);
+	__u64 mult = READ_ONCE(pg->time_mult);
+
+	return READ_ONCE(pg->time_offset) + (cyc >> shift) * mult +
+	       (((cyc & ((1ULL << shift) - 1)) * mult) >> shift);
+#else
+	(void)pg;
+	return 0;
+#endif
+}
+
+int pmc_self_page_read(const struct pmc_mmap_page *pg, struct pmc_count *c)
+{
+	__u64 delta, value, enabled, running;
+	bool time, count_time;
+	__u32 seq;
+
+	do {
+		seq = __atomic_load_n(&pg->lock, __ATOMIC_ACQUIRE);
+		value = READ_ONCE(pg->offset);
+		enabled = READ_ONCE(pg->time_enabled);
+		running = READ_ONCE(pg->time_running);
+		time = HAVE_TSC && pg->cap_user_time;
+		count_time = pg->cap_user_count_time;
+		delta = time ? pmc_page_delta(pg) : 0;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while ((seq & 1) || READ_ONCE(pg->lock) != seq);
+
+	c->value = value;
+	c->enabled = enabled;
+	c->running = running;
+	if (!time)
+		return 0;
+	/* The TSC read before the kernel's stamp on another CPU: no time. */
+	if ((__s64)delta < 0)
+		delta = 0;
+	c->enabled += delta;
+	if (count_time) {
+		c->value += delta;
+		c->running += delta;
+	}
+	return 1;
+}
+
+int pmc_read_self(const struct pmc_self *s, struct pmc_count *c)
+{
+	if (s->page && pmc_self_page_read(s->page, c))
+		return 0;
+	return pmc_read_count(s->fd, c);
+}

@@ -1,0 +1,489 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Reading a counter without a system call: page 0 of its mapping
+ * (libpmc's pmc_self_page_read()).
+ *
+ * What is asserted is what read() would give: a self-read taken between
+ * two read()s lies between them, field by field, and task-clock equals
+ * time_running in it as in read(); self-reads never go back across
+ * preemption, migration, multiplexing and the ioctls; and the page says
+ * "use read()" for every counter it cannot extrapolate. Where there is
+ * no TSC conversion (not x86, or a sched_clock user space cannot follow)
+ * every page says "use read()", and the tests check that instead.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include "../kselftest_harness.h"
+#include "pmc_harness.h"
+#include "libpmc.h"
+
+/* How many times the tests that compare with read() do it. */
+#define ROUNDS		2000
+
+static bool have_user_time(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return true;
+#else
+	return false;
+#endif
+}
+
+static int clock_open(struct __test_metadata *_metadata, unsigned int id,
+		      bool disabled)
+{
+	struct pmc_attr attr;
+
+	pmc_sw_attr(&attr, id, ALL_TIMES);
+	attr.disabled = disabled;
+	return counter_open(_metadata, &attr, 0, -1, -1);
+}
+
+static void self_map(struct __test_metadata *_metadata, struct pmc_self *s,
+		     int fd)
+{
+	ASSERT_EQ(0, pmc_self_map(s, fd)) {
+		TH_LOG("mmap of page 0 alone: %s", strerror(errno));
+	}
+}
+
+static struct pmc_count read_count(struct __test_metadata *_metadata, int fd)
+{
+	struct pmc_count c;
+
+	ASSERT_EQ(0, pmc_read_count(fd, &c));
+	return c;
+}
+
+/* Does the page let this thread read the counter now? */
+static bool page_usable(const struct pmc_self *s)
+{
+	struct pmc_count c;
+
+	return pmc_self_page_read(s->page, &c);
+}
+
+/*
+ * A self-read between two read()s lies between them in each field; for
+ * @clock_equal (task-clock) its value is its time_running, as read()'s.
+ * Return: how many rounds the page served (the others fell back).
+ */
+static unsigned int between_reads(struct __test_metadata *_metadata,
+				  const struct pmc_self *s, bool clock_equal)
+{
+	struct pmc_count a, m, b;
+	unsigned int i, served = 0;
+
+	for (i = 0; i < ROUNDS; i++) {
+		a = read_count(_metadata, s->fd);
+		served += pmc_self_page_read(s->page, &m);
+		b = read_count(_metadata, s->fd);
+		if (!have_user_time() || !s->page->cap_user_time)
+			continue;
+		EXPECT_TRUE(a.value <= m.value && m.value <= b.value &&
+			    a.enabled <= m.enabled && m.enabled <= b.enabled &&
+			    a.running <= m.running && m.running <= b.running) {
+			TH_LOG("round %u: read() %llu/%llu/%llu, page %llu/%llu/%llu, read() %llu/%llu/%llu",
+			       i, (unsigned long long)a.value,
+			       (unsigned long long)a.enabled,
+			       (unsigned long long)a.running,
+			       (unsigned long long)m.value,
+			       (unsigned long long)m.enabled,
+			       (unsigned long long)m.running,
+			       (unsigned long long)b.value,
+			       (unsigned long long)b.enabled,
+			       (unsigned long long)b.running);
+		}
+		if (clock_equal) {
+			EXPECT_EQ(m.running, m.value) TH_LOG("round %u", i);
+		}
+		if (_metadata->exit_code == KSFT_FAIL)
+			break;
+	}
+	return served;
+}
+
+/* The page serves a running task-clock, and agrees with read(). */
+TEST(task_clock_between_reads)
+{
+	int fd = clock_open(_metadata, PMC_SW_TASK_CLOCK, false);
+	struct pmc_self s;
+	unsigned int served;
+
+	self_map(_metadata, &s, fd);
+	EXPECT_EQ(0, s.page->index);
+	EXPECT_EQ(0, (int)s.page->cap_user_rdpmc);
+	served = between_reads(_metadata, &s, true);
+	/* read() itself switches nothing out: most rounds are served */
+	EXPECT_EQ(have_user_time(), served > ROUNDS / 2) {
+		TH_LOG("%u of %u served", served, ROUNDS);
+	}
+	pmc_self_unmap(&s);
+	close(fd);
+}
+
+TEST(cpu_clock_between_reads)
+{
+	int fd = clock_open(_metadata, PMC_SW_CPU_CLOCK, false);
+	struct pmc_self s;
+	unsigned int served;
+
+	self_map(_metadata, &s, fd);
+	served = between_reads(_metadata, &s, false);
+	EXPECT_EQ(have_user_time(), served > ROUNDS / 2) {
+		TH_LOG("%u of %u served", served, ROUNDS);
+	}
+	pmc_self_unmap(&s);
+	close(fd);
+}
+
+/* The ring's page 0 serves as well as page 0 alone. */
+TEST(ring_page_serves)
+{
+	int fd = clock_open(_metadata, PMC_SW_TASK_CLOCK, false);
+	struct pmc_ring r;
+	struct pmc_self s;
+
+	ASSERT_EQ(0, pmc_ring_map(&r, fd, 1, true));
+	s.fd = fd;
+	s.page = r.page;
+	between_reads(_metadata, &s, true);
+	pmc_ring_unmap(&r);
+	close(fd);
+}
+
+/*
+ * A thread moved between CPUs by another, and preempted by a busy
+ * thread on the same CPU, never sees its clock go back, and ends within
+ * a read() of it. The reader reads until the mover has moved it
+ * MOVES times, however long that takes on the host.
+ */
+#define MOVES		20
+
+struct mover {
+	pid_t tid;
+	int cpus[2];
+	atomic_int done;
+};
+
+static void *mover_fn(void *arg)
+{
+	struct mover *m = arg;
+	cpu_set_t set;
+	int i;
+
+	for (i = 0; i < MOVES; i++) {
+		CPU_ZERO(&set);
+		CPU_SET(m->cpus[i & 1], &set);
+		sched_setaffinity(m->tid, sizeof(set), &set);
+		usleep(1000);
+	}
+	atomic_store(&m->done, 1);
+	return NULL;
+}
+
+static void *spin_fn(void *arg)
+{
+	atomic_int *stop = arg;
+
+	while (!atomic_load(stop))
+		;
+	return NULL;
+}
+
+/*
+ * Self-read in a loop until *@done is set, or for @cpu_ns of CPU time;
+ * each read at least the last one. Return: how many times the CPU the
+ * reader ran on changed.
+ */
+static int monotonic_while(struct __test_metadata *_metadata,
+			   const struct pmc_self *s, atomic_int *done,
+			   __u64 cpu_ns)
+{
+	struct pmc_count prev = { }, c, last;
+	__u64 start = thread_cputime_ns();
+	unsigned long n = 0, served = 0;
+	int cpu = sched_getcpu(), moved = 0;
+
+	while (done ? !atomic_load(done) :
+		      thread_cputime_ns() - start < cpu_ns) {
+		int i;
+
+		for (i = 0; i < 100; i++, n++) {
+			served += pmc_self_page_read(s->page, &c);
+			if (c.value < prev.value || c.enabled < prev.enabled ||
+			    c.running < prev.running)
+				break;
+			prev = c;
+		}
+		ASSERT_EQ(100, i) {
+			TH_LOG("read %lu went back: %llu/%llu/%llu after %llu/%llu/%llu",
+			       n, (unsigned long long)c.value,
+			       (unsigned long long)c.enabled,
+			       (unsigned long long)c.running,
+			       (unsigned long long)prev.value,
+			       (unsigned long long)prev.enabled,
+			       (unsigned long long)prev.running);
+		}
+		if (sched_getcpu() != cpu) {
+			cpu = sched_getcpu();
+			moved++;
+		}
+	}
+	last = read_count(_metadata, s->fd);
+	EXPECT_LE(prev.value, last.value);
+	EXPECT_LE(prev.running, last.running);
+	EXPECT_EQ(have_user_time(), served > 0) {
+		TH_LOG("%lu of %lu reads served", served, n);
+	}
+	return moved;
+}
+
+TEST(monotonic_across_migration)
+{
+	int fd = clock_open(_metadata, PMC_SW_TASK_CLOCK, false);
+	struct mover m = { .tid = gettid() };
+	struct pmc_self s;
+	pthread_t t;
+	int moved;
+
+	if (allowed_cpus(m.cpus, 2) < 2)
+		SKIP(return, "needs two CPUs");
+	self_map(_metadata, &s, fd);
+	ASSERT_EQ(0, pthread_create(&t, NULL, mover_fn, &m));
+	moved = monotonic_while(_metadata, &s, &m.done, 0);
+	pthread_join(t, NULL);
+	EXPECT_LE(2, moved) TH_LOG("seen on another CPU %d times", moved);
+	pmc_self_unmap(&s);
+	close(fd);
+}
+
+TEST(monotonic_across_preemption)
+{
+	int fd = clock_open(_metadata, PMC_SW_TASK_CLOCK, false);
+	struct rusage r0, r1;
+	atomic_int stop = 0;
+	struct pmc_self s;
+	pthread_t t;
+	int cpu;
+
+	ASSERT_EQ(1, allowed_cpus(&cpu, 1));
+	ASSERT_EQ(0, pin_to_cpu(cpu));
+	self_map(_metadata, &s, fd);
+	/* inherits the pin: the two share one CPU */
+	ASSERT_EQ(0, pthread_create(&t, NULL, spin_fn, &stop));
+	ASSERT_EQ(0, getrusage(RUSAGE_THREAD, &r0));
+	monotonic_while(_metadata, &s, NULL, 100 * NSEC_PER_MSEC);
+	ASSERT_EQ(0, getrusage(RUSAGE_THREAD, &r1));
+	atomic_store(&stop, 1);
+	pthread_join(t, NULL);
+	/* the spinner took the CPU from the reader */
+	EXPECT_LT(r0.ru_nivcsw, r1.ru_nivcsw);
+	pmc_self_unmap(&s);
+	close(fd);
+}
+
+/*
+ * Disabled: the page gives the frozen values and says to use read().
+ * Enabled: it serves again. RESET: back to about zero, never behind a
+ * later read().
+ */
+TEST(enable_disable_reset)
+{
+	int fd = clock_open(_metadata, PMC_SW_TASK_CLOCK, true);
+	struct pmc_count c, r;
+	struct pmc_self s;
+
+	self_map(_metadata, &s, fd);
+	EXPECT_EQ(0, pmc_self_page_read(s.page, &c));
+	EXPECT_EQ(0, c.value);
+	EXPECT_EQ(0, c.enabled);
+
+	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
+	burn_cpu(5 * NSEC_PER_MSEC);
+	EXPECT_EQ(have_user_time(), page_usable(&s));
+
+	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
+	EXPECT_EQ(0, pmc_self_page_read(s.page, &c));
+	r = read_count(_metadata, fd);
+	EXPECT_EQ(r.value, c.value);
+	EXPECT_EQ(r.enabled, c.enabled);
+	EXPECT_EQ(r.running, c.running);
+	EXPECT_LE(5 * NSEC_PER_MSEC, c.value);
+
+	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
+	burn_cpu(2 * NSEC_PER_MSEC);
+	counter_ioctl(_metadata, fd, PMC_IOC_RESET);
+	pmc_self_page_read(s.page, &c);
+	r = read_count(_metadata, fd);
+	EXPECT_LE(c.value, r.value);
+	EXPECT_GT(NSEC_PER_MSEC, c.value) TH_LOG("%llu ns after RESET",
+						 (unsigned long long)c.value);
+	pmc_self_unmap(&s);
+	close(fd);
+}
+
+/* The pages it cannot extrapolate say so: not ours, a copy's sum, ... */
+static void expect_read_only(struct __test_metadata *_metadata, int fd,
+			     const char *what)
+{
+	struct pmc_count c;
+	struct pmc_self s;
+
+	self_map(_metadata, &s, fd);
+	EXPECT_EQ(0, pmc_self_page_read(s.page, &c)) TH_LOG("%s", what);
+	EXPECT_EQ(0, (int)s.page->cap_user_time) TH_LOG("%s", what);
+	EXPECT_EQ(0, (int)s.page->cap_user_count_time) TH_LOG("%s", what);
+	EXPECT_EQ(0, s.page->index) TH_LOG("%s", what);
+	/* and the library falls back to read() */
+	EXPECT_EQ(0, pmc_read_self(&s, &c));
+	pmc_self_unmap(&s);
+}
+
+TEST(another_tasks_counter_says_read)
+{
+	struct pmc_attr attr;
+	pid_t pid;
+	int fd;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		for (;;)
+			pause();
+	}
+	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, ALL_TIMES);
+	fd = counter_open(_metadata, &attr, pid, -1, -1);
+	expect_read_only(_metadata, fd, "another task's task-clock");
+	close(fd);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+TEST(inherited_counter_says_read)
+{
+	struct pmc_attr attr;
+	int fd;
+
+	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, ALL_TIMES);
+	attr.inherit = 1;
+	fd = counter_open(_metadata, &attr, 0, -1, -1);
+	expect_read_only(_metadata, fd, "an inherit task-clock");
+	close(fd);
+}
+
+TEST(event_counter_says_read)
+{
+	int fd;
+	struct pmc_attr attr;
+
+	pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, ALL_TIMES);
+	fd = counter_open(_metadata, &attr, 0, -1, -1);
+	expect_read_only(_metadata, fd, "page faults");
+	close(fd);
+}
+
+TEST(cpu_counter_says_read)
+{
+	struct pmc_attr attr;
+	int fd;
+
+	pmc_sw_attr(&attr, PMC_SW_CPU_CLOCK, ALL_TIMES);
+	fd = pmc_open(&attr, -1, 0, -1, 0);
+	if (fd < 0 && (errno == EACCES || errno == EPERM))
+		SKIP(return, "per-CPU counters need privilege here");
+	ASSERT_LE(0, fd);
+	expect_read_only(_metadata, fd, "a per-CPU cpu-clock");
+	close(fd);
+}
+
+/* Hardware counters use read(): rdpmc is not offered (index 0). */
+TEST(hardware_counter_says_read)
+{
+	struct pmc_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.config = HW(PMC_HW_CPU_CYCLES);
+	attr.read_format = ALL_TIMES;
+	attr.exclude_kernel = 1;
+	fd = pmc_open(&attr, 0, -1, -1, 0);
+	if (fd < 0 && errno == ENODEV)
+		SKIP(return, "no PMU");
+	ASSERT_LE(0, fd);
+	expect_read_only(_metadata, fd, "cycles");
+	close(fd);
+}
+
+/*
+ * The retry loop ends while the kernel rewrites the page all the time:
+ * another thread's read()s and ENABLEs each rewrite it. The reader reads
+ * until REWRITES rewrites are done, however long the host takes.
+ */
+#define REWRITES	200
+
+struct rewriter {
+	int fd;
+	atomic_int done;
+};
+
+static void *rewriter_fn(void *arg)
+{
+	struct rewriter *w = arg;
+	struct pmc_count c;
+	int i;
+
+	for (i = 0; i < REWRITES; i++) {
+		pmc_read_count(w->fd, &c);
+		ioctl(w->fd, PMC_IOC_ENABLE, 0);
+	}
+	atomic_store(&w->done, 1);
+	return NULL;
+}
+
+TEST(retry_ends_under_rewrites)
+{
+	int fd = clock_open(_metadata, PMC_SW_TASK_CLOCK, false);
+	struct rewriter w = { .fd = fd };
+	struct pmc_self s;
+	pthread_t t;
+
+	self_map(_metadata, &s, fd);
+	ASSERT_EQ(0, pthread_create(&t, NULL, rewriter_fn, &w));
+	monotonic_while(_metadata, &s, &w.done, 0);
+	pthread_join(t, NULL);
+	pmc_self_unmap(&s);
+	close(fd);
+}
+
+/* Page 0 alone maps (read-only or not); its records have no room. */
+TEST(page_zero_alone)
+{
+	size_t pg = page_size();
+	struct pmc_attr attr;
+	void *p;
+	int fd;
+
+	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, ALL_TIMES);
+	attr.irq_period = 100 * NSEC_PER_USEC;
+	fd = counter_open(_metadata, &attr, 0, -1, -1);
+	p = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p) TH_LOG("%s", strerror(errno));
+	burn_cpu(5 * NSEC_PER_MSEC);	/* samples: lost, the ring has no room */
+	EXPECT_EQ(0, ((struct pmc_mmap_page *)p)->data_head);
+	EXPECT_EQ(0, munmap(p, pg));
+	/* 1 + 2^n pages still, or page 0 alone */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, 4 * pg, PROT_READ, MAP_SHARED, fd, 0));
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
