@@ -63,6 +63,28 @@ static struct pmc_count read_count(struct __test_metadata *_metadata, int fd)
 	return c;
 }
 
+/* Each field of @a at most @b's. */
+static bool count_le(const struct pmc_count *a, const struct pmc_count *b)
+{
+	return a->value <= b->value && a->enabled <= b->enabled &&
+	       a->running <= b->running;
+}
+
+/* "value/enabled/running", for messages. */
+struct count_str {
+	char s[64];
+};
+
+static struct count_str count_str(const struct pmc_count *c)
+{
+	struct count_str r;
+
+	snprintf(r.s, sizeof(r.s), "%llu/%llu/%llu",
+		 (unsigned long long)c->value, (unsigned long long)c->enabled,
+		 (unsigned long long)c->running);
+	return r;
+}
+
 /* Does the page let this thread read the counter now? */
 static bool page_usable(const struct pmc_self *s)
 {
@@ -74,33 +96,27 @@ static bool page_usable(const struct pmc_self *s)
 /*
  * A self-read between two read()s lies between them in each field; for
  * @clock_equal (task-clock) its value is its time_running, as read()'s.
- * Return: how many rounds the page served (the others fell back).
+ * read() itself switches nothing out, so with a TSC conversion most
+ * rounds are served by the page; without one, none.
  */
-static unsigned int between_reads(struct __test_metadata *_metadata,
-				  const struct pmc_self *s, bool clock_equal)
+static void between_reads(struct __test_metadata *_metadata,
+			  const struct pmc_self *s, bool clock_equal)
 {
 	struct pmc_count a, m, b;
 	unsigned int i, served = 0;
 
+	EXPECT_EQ(0, s->page->index);
+	EXPECT_EQ(0, (int)s->page->cap_user_rdpmc);
 	for (i = 0; i < ROUNDS; i++) {
 		a = read_count(_metadata, s->fd);
 		served += pmc_self_page_read(s->page, &m);
 		b = read_count(_metadata, s->fd);
 		if (!have_user_time() || !s->page->cap_user_time)
 			continue;
-		EXPECT_TRUE(a.value <= m.value && m.value <= b.value &&
-			    a.enabled <= m.enabled && m.enabled <= b.enabled &&
-			    a.running <= m.running && m.running <= b.running) {
-			TH_LOG("round %u: read() %llu/%llu/%llu, page %llu/%llu/%llu, read() %llu/%llu/%llu",
-			       i, (unsigned long long)a.value,
-			       (unsigned long long)a.enabled,
-			       (unsigned long long)a.running,
-			       (unsigned long long)m.value,
-			       (unsigned long long)m.enabled,
-			       (unsigned long long)m.running,
-			       (unsigned long long)b.value,
-			       (unsigned long long)b.enabled,
-			       (unsigned long long)b.running);
+		EXPECT_TRUE(count_le(&a, &m) && count_le(&m, &b)) {
+			TH_LOG("round %u: read() %s, page %s, read() %s", i,
+			       count_str(&a).s, count_str(&m).s,
+			       count_str(&b).s);
 		}
 		if (clock_equal) {
 			EXPECT_EQ(m.running, m.value) TH_LOG("round %u", i);
@@ -108,41 +124,32 @@ static unsigned int between_reads(struct __test_metadata *_metadata,
 		if (_metadata->exit_code == KSFT_FAIL)
 			break;
 	}
-	return served;
-}
-
-/* The page serves a running task-clock, and agrees with read(). */
-TEST(task_clock_between_reads)
-{
-	int fd = clock_open(_metadata, PMC_SW_TASK_CLOCK, false);
-	struct pmc_self s;
-	unsigned int served;
-
-	self_map(_metadata, &s, fd);
-	EXPECT_EQ(0, s.page->index);
-	EXPECT_EQ(0, (int)s.page->cap_user_rdpmc);
-	served = between_reads(_metadata, &s, true);
-	/* read() itself switches nothing out: most rounds are served */
 	EXPECT_EQ(have_user_time(), served > ROUNDS / 2) {
 		TH_LOG("%u of %u served", served, ROUNDS);
 	}
+}
+
+/* The page serves a running clock mapped alone, and agrees with read(). */
+static void clock_between_reads(struct __test_metadata *_metadata,
+				unsigned int id)
+{
+	int fd = clock_open(_metadata, id, false);
+	struct pmc_self s;
+
+	self_map(_metadata, &s, fd);
+	between_reads(_metadata, &s, id == PMC_SW_TASK_CLOCK);
 	pmc_self_unmap(&s);
 	close(fd);
+}
+
+TEST(task_clock_between_reads)
+{
+	clock_between_reads(_metadata, PMC_SW_TASK_CLOCK);
 }
 
 TEST(cpu_clock_between_reads)
 {
-	int fd = clock_open(_metadata, PMC_SW_CPU_CLOCK, false);
-	struct pmc_self s;
-	unsigned int served;
-
-	self_map(_metadata, &s, fd);
-	served = between_reads(_metadata, &s, false);
-	EXPECT_EQ(have_user_time(), served > ROUNDS / 2) {
-		TH_LOG("%u of %u served", served, ROUNDS);
-	}
-	pmc_self_unmap(&s);
-	close(fd);
+	clock_between_reads(_metadata, PMC_SW_CPU_CLOCK);
 }
 
 /* The ring's page 0 serves as well as page 0 alone. */
@@ -219,19 +226,13 @@ static int monotonic_while(struct __test_metadata *_metadata,
 
 		for (i = 0; i < 100; i++, n++) {
 			served += pmc_self_page_read(s->page, &c);
-			if (c.value < prev.value || c.enabled < prev.enabled ||
-			    c.running < prev.running)
+			if (!count_le(&prev, &c))
 				break;
 			prev = c;
 		}
 		ASSERT_EQ(100, i) {
-			TH_LOG("read %lu went back: %llu/%llu/%llu after %llu/%llu/%llu",
-			       n, (unsigned long long)c.value,
-			       (unsigned long long)c.enabled,
-			       (unsigned long long)c.running,
-			       (unsigned long long)prev.value,
-			       (unsigned long long)prev.enabled,
-			       (unsigned long long)prev.running);
+			TH_LOG("read %lu went back: %s after %s", n,
+			       count_str(&c).s, count_str(&prev).s);
 		}
 		if (sched_getcpu() != cpu) {
 			cpu = sched_getcpu();
