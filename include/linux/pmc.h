@@ -90,7 +90,8 @@ struct pmc_counter {
 	struct pmc_context *ctx;
 	int cpu;			/* count only on this CPU, or -1 */
 	bool installed;			/* pmc_open() attached it (ctx->mutex) */
-	bool userpage_allowed;		/* its page 0 may self-read it */
+	bool userpage_allowed;		/* its task may read it in page 0 */
+	struct list_head userpage_entry;	/* ctx->userpages: ctx->lock */
 	struct pid_namespace *ns;	/* the opener's, for record pids */
 	kuid_t owner;			/* the opener: whose share of the
 					 * overflow time bound it uses
@@ -138,7 +139,8 @@ struct pmc_counter {
 	/*
 	 * Sampling (ring_buffer.c, sample.c). rb is set and cleared under
 	 * mmap_mutex and read under RCU by record writers in any context,
-	 * NMI included; wakeups go through wakeup_work, so that writers
+	 * NMI included, and by page 0's rewrites under ctx->lock
+	 * (userpage.c); wakeups go through wakeup_work, so that writers
 	 * never take a lock that a waker holds.
 	 */
 	struct pmc_ring_buffer __rcu *rb;

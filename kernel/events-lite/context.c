@@ -37,6 +37,7 @@ static void pmc_ctx_init(struct pmc_context *ctx)
 	refcount_set(&ctx->refcount, 1);
 	INIT_LIST_HEAD(&ctx->pinned_groups);
 	INIT_LIST_HEAD(&ctx->flexible_groups);
+	INIT_LIST_HEAD(&ctx->userpages);
 	ctx->cpu = -1;
 }
 
@@ -373,6 +374,7 @@ void pmc_disable_here(struct pmc_counter *counter)
 		pmc_cpu_lock(cpuc, task_ctx);
 		pmc_ctx_update_time(ctx);
 		pmc_disable_locked(ctx, counter);
+		pmc_ctx_update_userpages(ctx->task ? ctx : NULL);
 		pmc_cpu_unlock(cpuc, task_ctx);
 		return;
 	}

@@ -292,6 +292,7 @@ struct pmc_counter *pmc_counter_alloc(const struct pmc_attr *attr,
 	mutex_init(&counter->child_mutex);
 	INIT_LIST_HEAD(&counter->child_list);
 	INIT_LIST_HEAD(&counter->child_entry);
+	INIT_LIST_HEAD(&counter->userpage_entry);
 	pmc_rb_counter_init(counter);
 	pmc_sample_init(counter);
 

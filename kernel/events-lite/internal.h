@@ -55,7 +55,7 @@ struct pmc_context {
 	int nr_pmu;			/* counters that need a PMU slot */
 	int nr_inherit;			/* leaders with attr.inherit */
 	int nr_side;			/* counters with mmap, munmap or comm */
-	int nr_userpages;		/* mapped, userpage_allowed counters */
+	struct list_head userpages;	/* mapped userpage_allowed counters */
 	int rotate_disable;		/* fork is walking flexible_groups */
 	bool is_active;			/* scheduled in on ->cpu */
 	int cpu;
@@ -164,19 +164,18 @@ void pmc_rb_counter_destroy(struct pmc_counter *counter);
 __poll_t pmc_rb_poll(struct pmc_counter *counter, struct file *file,
 		     poll_table *wait);
 int pmc_rb_mmap(struct pmc_counter *counter, struct vm_area_struct *vma);
-struct pmc_mmap_page *pmc_rb_page_get(struct pmc_ring_buffer *rb, bool wait);
-void pmc_rb_page_put(struct pmc_ring_buffer *rb);
+struct pmc_mmap_page *pmc_rb_user_page(struct pmc_ring_buffer *rb);
+
+/* software.c */
+bool pmc_sw_clock_at_stamp(struct pmc_counter *counter, u64 *count);
 
 /* userpage.c */
 bool pmc_userpage_allowed(const struct pmc_attr *attr,
 			  const struct pmc_pmu *pmu, struct task_struct *task,
 			  int cpu);
-void pmc_userpage_published(struct pmc_mmap_page *up,
-			    struct pmc_counter *owner);
-void pmc_userpage_update(struct pmc_counter *counter);
 void pmc_ctx_update_userpages(struct pmc_context *ctx);
-void pmc_userpage_mapped(struct pmc_counter *counter, bool mapped);
-bool pmc_sw_clock_at_stamp(struct pmc_counter *counter, u64 *count);
+void pmc_userpage_map(struct pmc_counter *counter);
+void pmc_userpage_unmap(struct pmc_counter *counter);
 
 /* sample.c */
 void pmc_sample_init(struct pmc_counter *counter);

@@ -4,8 +4,8 @@
  * to, mapped by the reader with mmap().
  *
  * Page 0 is struct pmc_mmap_page; the 2^n pages after it hold records.
- * A mapping of page 0 alone has no room for records (they are counted
- * lost): it is for reading the counter (userpage.c).
+ * A mapping of page 0 alone has no room for records, which it drops: it
+ * is for reading the counter (userpage.c).
  * The kernel advances data_head; a read-write mapping's reader advances
  * data_tail, and the kernel never overwrites data past it (what does not
  * fit is counted and reported later in one PMC_EVENT_LOST record); a
@@ -28,7 +28,8 @@
  *  - a writer enters (rb->nest++), reserves its bytes by moving rb->head
  *    with a cmpxchg, copies its record in, and leaves;
  *  - only a writer that finds itself the only one inside publishes
- *    data_head (and page 0's counter fields): every byte below rb->head
+ *    data_head (and page 0's counter fields, unless the task reads the
+ *    counter there: see userpage.c): every byte below rb->head
  *    then belongs to a writer that has left, so it is written. Writers
  *    that leave while others are inside leave the publishing, and any
  *    wakeup they took, to the last one out;
@@ -101,15 +102,6 @@ struct pmc_ring_buffer {
 	atomic64_t lost;		/* records dropped, not yet reported */
 	u64 published;			/* data_head; the publisher's */
 
-	/*
-	 * Page 0's counter fields have two writers: the publisher (any
-	 * context, NMI included, on any CPU for an inherited counter's
-	 * copies) and pmc_userpage_update() (ctx->lock, IRQs off). This
-	 * keeps them apart, so that the lock sequence count has one writer
-	 * at a time. Only the kernel sees it: the page is the user's to
-	 * scribble on.
-	 */
-	atomic_t page_busy;
 	atomic_t poll;			/* EPOLLIN since the last poll() */
 	unsigned long user_pages;	/* charged to user->pmc_mlock */
 	unsigned long mm_pages;		/* charged to mm->pinned_vm */
@@ -133,42 +125,31 @@ static struct pmc_counter *pmc_rb_owner(struct pmc_counter *counter)
 	return counter->parent ?: counter;
 }
 
-/*
- * Take page 0's counter fields for writing. The publisher tries once
- * (@wait false) and leaves them to the writer inside; pmc_userpage_update()
- * waits, which is safe as every holder has IRQs off and an NMI that took
- * them is over before the interrupted code goes on: it can only wait for
- * another CPU, for a few stores.
- */
-struct pmc_mmap_page *pmc_rb_page_get(struct pmc_ring_buffer *rb, bool wait)
+struct pmc_mmap_page *pmc_rb_user_page(struct pmc_ring_buffer *rb)
 {
-	while (atomic_cmpxchg_acquire(&rb->page_busy, 0, 1)) {
-		if (!wait)
-			return NULL;
-		cpu_relax();
-	}
 	return rb->user_page;
 }
 
-void pmc_rb_page_put(struct pmc_ring_buffer *rb)
-{
-	atomic_set_release(&rb->page_busy, 0);
-}
-
-/* The publisher brings page 0's counter fields up to date, if it may. */
+/*
+ * The publisher's page 0 fields, under their seqcount. Not for a counter
+ * its task may read there (userpage.c): those fields are rewritten under
+ * ctx->lock only, so each page has one writer of them.
+ */
 static void pmc_rb_update_userpage(struct pmc_ring_buffer *rb,
 				   struct pmc_counter *owner)
 {
-	struct pmc_mmap_page *up;
-	unsigned long flags;
+	struct pmc_mmap_page *up = rb->user_page;
 
-	local_irq_save(flags);
-	up = pmc_rb_page_get(rb, false);
-	if (up) {
-		pmc_userpage_published(up, owner);
-		pmc_rb_page_put(rb);
-	}
-	local_irq_restore(flags);
+	if (owner->userpage_allowed)
+		return;
+	WRITE_ONCE(up->lock, up->lock + 1);
+	smp_wmb();	/* odd lock before the fields: the reader retries */
+	up->index = 0;		/* no user-space counter reads: use read() */
+	up->offset = local64_read(&owner->count);
+	up->time_enabled = owner->time_enabled;
+	up->time_running = owner->time_running;
+	smp_wmb();	/* the fields before the even lock */
+	WRITE_ONCE(up->lock, up->lock + 1);
 }
 
 static void pmc_rb_wakeup(struct pmc_counter *owner, struct pmc_ring_buffer *rb)
@@ -392,7 +373,8 @@ bool pmc_rb_write(struct pmc_counter *counter, const struct pmc_rb_part *parts,
 
 	guard(rcu)();
 	rb = rcu_dereference(owner->rb);
-	if (!rb)
+	/* Page 0 alone has no room: records are not for that mapping. */
+	if (!rb || !rb->size)
 		return false;
 	/* A flush with nothing pending, the common case: nothing to do. */
 	if (!len && !atomic64_read(&rb->lost))
@@ -419,7 +401,7 @@ void pmc_rb_lost(struct pmc_counter *counter, u64 nr)
 
 	rcu_read_lock();
 	rb = rcu_dereference(pmc_rb_owner(counter)->rb);
-	if (rb)
+	if (rb && rb->size)
 		atomic64_add(nr, &rb->lost);
 	rcu_read_unlock();
 }
@@ -579,7 +561,7 @@ static void pmc_vm_close(struct vm_area_struct *vma)
 		return;
 	/* The last mapping: writers stop finding it, then it goes. */
 	if (rcu_access_pointer(counter->rb) == rb) {
-		pmc_userpage_mapped(counter, false);
+		pmc_userpage_unmap(counter);
 		RCU_INIT_POINTER(counter->rb, NULL);
 	}
 	mutex_unlock(&counter->mmap_mutex);
@@ -636,7 +618,7 @@ int pmc_rb_mmap(struct pmc_counter *counter, struct vm_area_struct *vma)
 	}
 	if (atomic_inc_return(&rb->mmap_count) == 1) {
 		rcu_assign_pointer(counter->rb, rb);
-		pmc_userpage_mapped(counter, true);
+		pmc_userpage_map(counter);
 	}
 	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_private_data = rb;

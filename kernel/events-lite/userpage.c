@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * events-lite: page 0 of a counter's mapping, as the counter itself, for
- * a thread that reads its own clocks without a system call.
+ * a task that reads its own clocks without a system call.
  *
  * The page holds the count, time_enabled and time_running as of one
  * instant, the context's timestamp. While time_enabled grows with the
@@ -10,24 +10,27 @@
  * and time_running grow with it too (a clock on the PMU of its running
  * task), cap_user_count_time says so. The kernel rewrites the page at
  * every point where that growth starts or stops: its task going on or
- * off a CPU, its group going on or off (rotation, ENABLE, DISABLE), a
- * RESET, the first mapping. Between them the page and the TSC give what
- * read() would, to any reader on any CPU, as long as sched_clock is the
- * TSC's and stable (the arch says, pmc_arch_user_time()).
+ * off a CPU, its group going on or off (rotation, ENABLE, DISABLE, a
+ * REFRESH running out), a RESET, a read(), the first mapping. So the
+ * task itself, which cannot run while its page is rewritten, reads what
+ * read() would, as long as sched_clock is the TSC's and stable (the arch
+ * says, pmc_arch_user_time()). Another task reading the page while it is
+ * rewritten may see the clock run past the instant the counter stopped:
+ * only the counted task is promised read()'s values.
  *
  * Only task-clock and cpu-clock counters that a task opened on itself,
- * not inherited and not bound to a CPU, get the capabilities: a child's
- * counts come with read() only, another task's counter is not the
- * reader's to extrapolate, and other counters do not grow with the clock.
+ * not inherited and not bound to a CPU, are read there: a child's counts
+ * come with read() only, and other counters do not grow with the clock.
  * A hardware counter would need rdpmc (index, cap_user_rdpmc): not yet;
- * its page says to use read(). Without a capability the fields stay as
- * the publisher leaves them: updated with each record.
+ * its page says to use read(). The fields of these pages are written
+ * here only, under ctx->lock; the ring buffer's publisher keeps the other
+ * pages' fields up to date with each record.
  */
 #include <linux/sched/clock.h>
 
 #include "internal.h"
 
-/* Can @counter's page let its task read it? Fixed at pmc_open(). */
+/* Can @counter's task read it in page 0? Fixed at pmc_open(). */
 bool pmc_userpage_allowed(const struct pmc_attr *attr,
 			  const struct pmc_pmu *pmu, struct task_struct *task,
 			  int cpu)
@@ -41,35 +44,20 @@ bool pmc_userpage_allowed(const struct pmc_attr *attr,
 
 /*
  * The TSC conversion, into up->time_*, for nanoseconds since @stamp
- * (local_clock()); false where user space cannot have it.
+ * (local_clock()) on this CPU, for current; false where user space
+ * cannot have it.
  */
 bool __weak pmc_arch_user_time(struct pmc_mmap_page *up, u64 stamp)
 {
 	return false;
 }
 
-/* The publisher's fields, unless the page is extrapolated (see above). */
-void pmc_userpage_published(struct pmc_mmap_page *up,
-			    struct pmc_counter *owner)
-{
-	if (up->cap_user_time)
-		return;
-	WRITE_ONCE(up->lock, up->lock + 1);
-	smp_wmb();	/* odd lock before the fields: the reader retries */
-	up->index = 0;
-	up->offset = local64_read(&owner->count);
-	up->time_enabled = owner->time_enabled;
-	up->time_running = owner->time_running;
-	smp_wmb();	/* the fields before the even lock */
-	WRITE_ONCE(up->lock, up->lock + 1);
-}
-
 /*
  * Rewrite @counter's page from its state; ctx->lock held, IRQs off, the
  * context's time just updated, on the CPU where the context is live (if
- * it is).
+ * it is, then for its task, current).
  */
-void pmc_userpage_update(struct pmc_counter *counter)
+static void pmc_userpage_update(struct pmc_counter *counter)
 {
 	struct pmc_context *ctx = counter->ctx;
 	struct pmc_ring_buffer *rb;
@@ -77,7 +65,7 @@ void pmc_userpage_update(struct pmc_counter *counter)
 	u64 count = local64_read(&counter->count);
 	bool live, time, count_time = false;
 
-	rb = rcu_dereference_sched(counter->rb);
+	rb = rcu_dereference_check(counter->rb, lockdep_is_held(&ctx->lock));
 	if (!rb)
 		return;
 	pmc_counter_update_time(counter);
@@ -86,7 +74,7 @@ void pmc_userpage_update(struct pmc_counter *counter)
 	if (live && counter->state == PMC_STATE_ACTIVE)
 		count_time = pmc_sw_clock_at_stamp(counter, &count);
 
-	up = pmc_rb_page_get(rb, true);
+	up = pmc_rb_user_page(rb);
 	WRITE_ONCE(up->lock, up->lock + 1);
 	smp_wmb();	/* odd lock before the fields: the reader retries */
 	up->index = 0;
@@ -100,49 +88,47 @@ void pmc_userpage_update(struct pmc_counter *counter)
 	up->pmc_width = 0;
 	smp_wmb();	/* the fields before the even lock */
 	WRITE_ONCE(up->lock, up->lock + 1);
-	pmc_rb_page_put(rb);
 }
 
-/* Every self-read page of @ctx, after an operation on it; ctx->lock held. */
+/* @ctx's mapped pages, after an operation on it; ctx->lock held. */
 void pmc_ctx_update_userpages(struct pmc_context *ctx)
 {
-	struct pmc_counter *leader, *pos;
+	struct pmc_counter *counter;
 
-	if (!ctx || !ctx->nr_userpages)
+	if (!ctx)
 		return;
-	list_for_each_entry(leader, &ctx->pinned_groups, group_entry)
-		for_each_group_counter(pos, leader)
-			if (pos->userpage_allowed)
-				pmc_userpage_update(pos);
-	list_for_each_entry(leader, &ctx->flexible_groups, group_entry)
-		for_each_group_counter(pos, leader)
-			if (pos->userpage_allowed)
-				pmc_userpage_update(pos);
+	list_for_each_entry(counter, &ctx->userpages, userpage_entry)
+		pmc_userpage_update(counter);
 }
 
 static void __pmc_userpage_map(struct pmc_context *ctx, void *arg)
 {
 	struct pmc_counter *counter = arg;
 
-	ctx->nr_userpages++;
-	pmc_userpage_update(counter);
+	list_add_tail(&counter->userpage_entry, &ctx->userpages);
 }
 
 static void __pmc_userpage_unmap(struct pmc_context *ctx, void *arg)
 {
-	ctx->nr_userpages--;
+	struct pmc_counter *counter = arg;
+
+	list_del_init(&counter->userpage_entry);
 }
 
 /*
- * @counter's buffer was mapped for the first time, or is about to go;
- * counter->mmap_mutex held. The first mapping writes the page at once,
- * where the context is live: a reader need not wait for a context
- * switch to find its capabilities.
+ * @counter's buffer was mapped for the first time; counter->mmap_mutex
+ * held. pmc_ctx_call() writes the page at once, where the context is
+ * live: the task need not wait for a context switch to read it.
  */
-void pmc_userpage_mapped(struct pmc_counter *counter, bool mapped)
+void pmc_userpage_map(struct pmc_counter *counter)
 {
-	if (!counter->userpage_allowed)
-		return;
-	pmc_ctx_call(counter->ctx, mapped ? __pmc_userpage_map :
-					    __pmc_userpage_unmap, counter);
+	if (counter->userpage_allowed)
+		pmc_ctx_call(counter->ctx, __pmc_userpage_map, counter);
+}
+
+/* Its last mapping goes; counter->mmap_mutex held. */
+void pmc_userpage_unmap(struct pmc_counter *counter)
+{
+	if (counter->userpage_allowed)
+		pmc_ctx_call(counter->ctx, __pmc_userpage_unmap, counter);
 }

@@ -120,13 +120,15 @@ struct pmc_attr {
 
 /*
  * Page 0 of a counter's mmap()ed ring buffer. With a capability set, a
- * thread reads the counter without a system call (see "Reading a
+ * task reads its own counter without a system call (see "Reading a
  * counter without a system call" in Documentation/userspace-api/pmc.rst):
- * delta, the nanoseconds since the kernel last updated the page, is
- * time_offset plus the TSC scaled by time_mult >> time_shift;
- * time_enabled grows by delta, and with cap_user_count_time the count
- * and time_running too. With none, the fields are as of the last
- * update and the caller uses read().
+ * delta, the nanoseconds since the page's stamp, is
+ *	time_offset + (cyc >> time_shift) * time_mult +
+ *	(((cyc & ((1 << time_shift) - 1)) * time_mult) >> time_shift)
+ * for the TSC value cyc; time_enabled grows by delta, and with
+ * cap_user_count_time the count (offset, signed) and time_running too.
+ * With none, the fields are as of the last update and the caller uses
+ * read().
  */
 struct pmc_mmap_page {
 	__u32 version;		/* 1 */
@@ -139,7 +141,7 @@ struct pmc_mmap_page {
 	__u64 cap_user_rdpmc : 1,	/* index/pmc_width valid */
 	      cap_user_time : 1,	/* time_* valid */
 	      cap_user_count_time : 1,	/* the count is a clock running on
-					 * this task: it grows by delta too
+					 * its task: it grows by delta too
 					 */
 	      cap_____res : 61;
 	__u16 pmc_width;

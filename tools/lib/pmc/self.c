@@ -10,7 +10,6 @@
 #include "libpmc.h"
 
 #if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
 #define HAVE_TSC 1
 #else
 #define HAVE_TSC 0
@@ -37,11 +36,27 @@ void pmc_self_unmap(struct pmc_self *s)
 	s->page = NULL;
 }
 
-/* Nanoseconds since the kernel wrote @pg: the ABI's sum, from the TSC. */
+/*
+ * The TSC, read after the loads before it (LFENCE, as the vDSO orders
+ * it): a TSC read early could come before the kernel's stamp.
+ */
+static __u64 pmc_rdtsc_ordered(void)
+{
+#if HAVE_TSC
+	__u32 lo, hi;
+
+	__asm__ __volatile__("lfence; rdtsc" : "=a" (lo), "=d" (hi) :: "memory");
+	return (__u64)hi << 32 | lo;
+#else
+	return 0;
+#endif
+}
+
+/* Nanoseconds since the kernel's stamp in @pg: the ABI's sum. */
 static __u64 pmc_page_delta(const struct pmc_mmap_page *pg)
 {
 #if HAVE_TSC
-	__u64 cyc = __rdtsc(), shift = READ_ONCE(pg->time_shift);
+	__u64 cyc = pmc_rdtsc_ordered(), shift = READ_ONCE(pg->time_shift);
 	__u64 mult = READ_ONCE(pg->time_mult);
 
 	return READ_ONCE(pg->time_offset) + (cyc >> shift) * mult +
@@ -74,12 +89,18 @@ int pmc_self_page_read(const struct pmc_mmap_page *pg, struct pmc_count *c)
 	c->running = running;
 	if (!time)
 		return 0;
-	/* The TSC read before the kernel's stamp on another CPU: no time. */
+	/*
+	 * offset is signed: a cpu-clock started after the stamp is behind
+	 * it by that much, which the time since the stamp makes up. A
+	 * reader on another CPU can be behind the stamp: no time then.
+	 */
 	if ((__s64)delta < 0)
 		delta = 0;
 	c->enabled += delta;
 	if (count_time) {
-		c->value += delta;
+		__s64 v = (__s64)value + (__s64)delta;
+
+		c->value = v < 0 ? 0 : v;
 		c->running += delta;
 	}
 	return 1;
