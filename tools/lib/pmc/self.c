@@ -36,36 +36,36 @@ void pmc_self_unmap(struct pmc_self *s)
 	s->page = NULL;
 }
 
+#if HAVE_TSC
 /*
  * The TSC, read after the loads before it (LFENCE, as the vDSO orders
  * it): a TSC read early could come before the kernel's stamp.
  */
 static __u64 pmc_rdtsc_ordered(void)
 {
-#if HAVE_TSC
 	__u32 lo, hi;
 
 	__asm__ __volatile__("lfence; rdtsc" : "=a" (lo), "=d" (hi) :: "memory");
 	return (__u64)hi << 32 | lo;
-#else
-	return 0;
-#endif
 }
 
 /* Nanoseconds since the kernel's stamp in @pg: the ABI's sum. */
 static __u64 pmc_page_delta(const struct pmc_mmap_page *pg)
 {
-#if HAVE_TSC
 	__u64 cyc = pmc_rdtsc_ordered(), shift = READ_ONCE(pg->time_shift);
 	__u64 mult = READ_ONCE(pg->time_mult);
 
 	return READ_ONCE(pg->time_offset) + (cyc >> shift) * mult +
 	       (((cyc & ((1ULL << shift) - 1)) * mult) >> shift);
+}
 #else
+/* No TSC conversion on this architecture: pages never offer one. */
+static __u64 pmc_page_delta(const struct pmc_mmap_page *pg)
+{
 	(void)pg;
 	return 0;
-#endif
 }
+#endif
 
 int pmc_self_page_read(const struct pmc_mmap_page *pg, struct pmc_count *c)
 {
