@@ -372,7 +372,8 @@ static void op_map_change(struct worker *w)
 			m.addr = p;
 		break;
 	case 1:		/* shrink or grow: must fail */
-		p = mremap(m.addr, m.len, chance(w, 50) ? pg : 2 * m.len, 0);
+		p = mremap(m.addr, m.len,
+			   chance(w, 50) && m.len > pg ? pg : 2 * m.len, 0);
 		logf_op(w, "mremap %p resize = %p", m.addr, p);
 		if (p != MAP_FAILED)
 			fail(w, "a ring was resized to %p", p);
@@ -380,10 +381,10 @@ static void op_map_change(struct worker *w)
 	case 2:		/* partial munmap: must fail */
 		ret = munmap((char *)m.addr + pg * below(w, m.len / pg), pg);
 		logf_op(w, "munmap part of %p = %d", m.addr, ret ? -errno : 0);
-		if (!ret && m.len > pg) {
+		if (!ret && m.len > pg)
 			fail(w, "partial munmap of the ring at %p", m.addr);
+		if (!ret)	/* a one-page ring is gone */
 			return;
-		}
 		break;
 	case 3:
 		ret = mprotect(m.addr, pg, PROT_READ);
