@@ -10,8 +10,12 @@
  *	notax      ping-pong with no counters anywhere: the raw cost that a
  *		   kernel with and without the series are compared on. Calls
  *		   neither pmc_open nor perf_event_open, so it runs on any kernel.
- *	read       ns per read() of one counting task-clock counter.
- *	open_close ns per open+close of one counter and of a group of four.
+ *	read       ns per read(2) of one counting task-clock, and per
+ *		   self-read of it through page 0 (no system call; perf has
+ *		   none for software events); the same for cycles where a
+ *		   PMU model allows (an emulated counter has index 0).
+ *	open_close ns per open+close of one counter and of a group of four,
+ *		   and of one while another is held.
  *	ctxsw      pipe ping-pong between two tasks pinned to CPU 0, with no
  *		   counters, a 3-counter group on each task, or the same group
  *		   through perf: the cost a counter adds to a context switch.
@@ -26,14 +30,17 @@
  * Every figure is the median of N repetitions (min and max kept); the
  * variants of a row alternate within each repetition so that drift hits
  * them alike. Only ratios between events-lite and perf within one run
- * mean anything on an emulator. Progress goes to stderr, the table and
- * the summary line to stdout.
+ * mean anything on an emulator. Progress goes to stderr; the table, the
+ * goals' verdicts and the summary line to stdout. A ratio whose two
+ * sides' ranges overlap by more than the medians differ is not printed
+ * as one (see figures_resolved()).
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
@@ -248,7 +255,8 @@ static struct result results[MAX_RESULTS];
 static int nr_results;
 
 /* The figures of the summary line; NULL when their row did not run. */
-static const struct result *sum_read, *sum_ctxsw, *sum_sampling;
+static const struct result *sum_read, *sum_self, *sum_held, *sum_ctxsw,
+	*sum_sampling;
 static bool sum_lost_valid;
 static __u64 sum_lost;
 
@@ -970,43 +978,138 @@ static void bench_notax(void)
 
 /* ---- row: read ---- */
 
-static double read_cost(enum api api)
-{
-	static const struct counter_opts opts;
-	__u64 val, t0, elapsed, cap = sizes->read_cap_s * 1e9;
-	long i, done = 0, n = sizes->reads;
-	int fd;
+enum read_how { READ_SYSCALL, READ_SELF };
 
-	fd = counter_open(api, &ev_task_clock, -1, &opts);
-	if (fd < 0)
-		die("read: %s: open task-clock: %s", api_names[api],
-		    strerror(errno));
+static void read_once(const char *what, enum read_how how, int fd,
+		      const struct pmc_mmap_page *pg)
+{
+	struct pmc_count c;
+	__u64 val;
+
+	if (how == READ_SELF ? !pmc_self_page_read(pg, &c) :
+	    read(fd, &val, sizeof(val)) != sizeof(val))
+		die("read: %s failed", what);
+}
+
+/* ns per read of @fd (or of page 0 at @pg), until done or the time cap. */
+static double read_loop(const char *what, enum read_how how, int fd,
+			const struct pmc_mmap_page *pg)
+{
+	__u64 t0, elapsed, cap = sizes->read_cap_s * 1e9;
+	long i, done = 0, n = sizes->reads;
+
 	for (i = 0; i < n / 100 + 1; i++)	/* warm up */
-		if (read(fd, &val, sizeof(val)) != sizeof(val))
-			die("read: %s: read: %s", api_names[api], strerror(errno));
+		read_once(what, how, fd, pg);
 	t0 = now_ns();
 	do {
 		for (i = 0; i < 1000 && done < n; i++, done++)
-			if (read(fd, &val, sizeof(val)) != sizeof(val))
-				die("read: %s: read: %s", api_names[api],
-				    strerror(errno));
+			read_once(what, how, fd, pg);
 		elapsed = now_ns() - t0;
 	} while (done < n && elapsed < cap);
-	close(fd);
 	note_capped("read", done, n);
 	return (double)elapsed / done;
 }
 
-static void bench_read(void)
+/*
+ * ns per read of @ev on the calling task: read(2), or page 0 with no
+ * system call (READ_SELF, events-lite only). Return -1 when the counter
+ * cannot be opened or its page says to use read(2).
+ */
+static double read_cost(enum api api, const struct bench_event *ev,
+			enum read_how how)
+{
+	static const struct counter_opts opts;
+	struct pmc_self self = { 0 };
+	struct pmc_count c;
+	double ns = -1;
+	char what[64];
+	int fd;
+
+	fd = counter_open(api, ev, -1, &opts);
+	if (fd < 0)
+		return -1;
+	snprintf(what, sizeof(what), "%s: %s %s", api_names[api], ev->name,
+		 how == READ_SELF ? "self-read" : "read(2)");
+	if (how == READ_SYSCALL)
+		ns = read_loop(what, how, fd, NULL);
+	else if (!pmc_self_map(&self, fd) && pmc_self_page_read(self.page, &c))
+		ns = read_loop(what, how, fd, self.page);
+	pmc_self_unmap(&self);
+	close(fd);
+	return ns;
+}
+
+/*
+ * The floor under every read(2) row: the system call and the file
+ * lookup, reading an eventfd that always has a count to give.
+ */
+static double read_floor_cost(void)
+{
+	int fd = eventfd(UINT_MAX, EFD_SEMAPHORE | EFD_CLOEXEC);
+	double ns;
+
+	if (fd < 0)
+		die("read: eventfd: %s", strerror(errno));
+	ns = read_loop("eventfd read(2)", READ_SYSCALL, fd, NULL);
+	close(fd);
+	return ns;
+}
+
+/* Why a read row has no figure for an interface. */
+static const char *read_gap(enum api api, const struct bench_event *ev,
+			    enum read_how how)
+{
+	bool hw = ev->perf_type != PERF_TYPE_SOFTWARE;
+
+	if (api == API_PERF)
+		return hw ? "n/a (perf: no PMU)" : "n/a (no user read)";
+	if (hw && !pmu_model[0])
+		return "n/a (no PMU)";
+	if (how == READ_SELF)
+		return hw ? "n/a (index 0)" : "n/a (no TSC time)";
+	return "n/a (open failed)";
+}
+
+static const struct result *read_row(const struct bench_event *ev,
+				     enum read_how how)
 {
 	struct series s[NR_APIS] = { 0 };
+	bool have[NR_APIS] = { true, how == READ_SYSCALL };
+	char measure[40];
+	struct result *r;
 	int rep, a;
 
 	for (rep = 0; rep < reps; rep++)
-		for (a = 0; a < NR_APIS; a++)
-			series_add(&s[a], read_cost(a));
-	sum_read = add_result("read", "ns/read, task-clock", &s[API_PMC],
-			      &s[API_PERF]);
+		for (a = 0; a < NR_APIS; a++) {
+			double ns = have[a] ? read_cost(a, ev, how) : -1;
+
+			if (ns < 0)
+				have[a] = false;
+			else
+				series_add(&s[a], ns);
+		}
+	snprintf(measure, sizeof(measure), "ns/%s, %s",
+		 how == READ_SELF ? "self-read" : "read(2)", ev->name);
+	r = add_result("read", measure, have[API_PMC] ? &s[API_PMC] : NULL,
+		       have[API_PERF] ? &s[API_PERF] : NULL);
+	for (a = 0; a < NR_APIS; a++)
+		if (!have[a])
+			r->fig[a].text = read_gap(a, ev, how);
+	return r;
+}
+
+static void bench_read(void)
+{
+	struct series floor = { 0 };
+	int rep;
+
+	for (rep = 0; rep < reps; rep++)
+		series_add(&floor, read_floor_cost());
+	add_result("read", "ns/read(2), eventfd (floor)", &floor, NULL);
+	sum_read = read_row(&ev_task_clock, READ_SYSCALL);
+	sum_self = read_row(&ev_task_clock, READ_SELF);
+	read_row(&ev_cycles, READ_SYSCALL);
+	read_row(&ev_cycles, READ_SELF);
 }
 
 /* ---- row: open_close ---- */
@@ -1080,9 +1183,14 @@ static void bench_open_close(void)
 			for (a = 0; a < NR_APIS; a++)
 				series_add(&s[i][a],
 					   open_close_cost(a, &open_close_cases[i]));
-	for (i = 0; i < nr; i++)
-		add_result("open_close", open_close_cases[i].measure,
-			   &s[i][API_PMC], &s[i][API_PERF]);
+	for (i = 0; i < nr; i++) {
+		const struct result *r;
+
+		r = add_result("open_close", open_close_cases[i].measure,
+			       &s[i][API_PMC], &s[i][API_PERF]);
+		if (open_close_cases[i].hold_one)
+			sum_held = r;
+	}
 }
 
 /* ---- row: ctxsw ---- */
@@ -1537,28 +1645,98 @@ static int write_table(const char *path, enum table_style style,
 	return 0;
 }
 
-static void format_summary_ratio(char *buf, size_t size, const struct result *r)
+/*
+ * Whether @a and @k times @b differ by more than their spreads blur: the
+ * stretch where their min..max ranges overlap must be shorter than the
+ * distance between their medians. A ratio that fails this is noise (a
+ * load spike once made the no-counter tax read -27%).
+ */
+static bool figures_resolved(const struct figure *a, const struct figure *b,
+			     double k)
 {
-	if (r && r->has_ratio)
-		snprintf(buf, size, "%.2fx perf", r->ratio);
-	else
+	double lo = fmax(a->min, k * b->min), hi = fmin(a->max, k * b->max);
+
+	return fmax(hi - lo, 0) < fabs(a->med - k * b->med);
+}
+
+/* @num's events-lite figure over @den's figure for @den_api, if resolved. */
+static void format_summary_ratio(char *buf, size_t size,
+				 const struct result *num,
+				 const struct result *den, enum api den_api,
+				 const char *name)
+{
+	const struct figure *f = num ? &num->fig[API_PMC] : NULL;
+	const struct figure *g = den ? &den->fig[den_api] : NULL;
+
+	if (!f || !g || !f->valid || !g->valid || !g->med)
 		snprintf(buf, size, "n/a");
+	else if (!figures_resolved(f, g, 1))
+		snprintf(buf, size, "no difference from %s resolved", name);
+	else
+		snprintf(buf, size, "%.2fx %s", f->med / g->med, name);
+}
+
+/* The goals of this series, as ratios of two figures of one run. */
+struct goal {
+	const char *what;
+	const struct result *const *num, *const *den;
+	enum api den_api;	/* the numerator is always events-lite's */
+	double max_ratio;
+};
+
+static const struct goal goals[] = {
+	{ "self-read of task-clock vs events-lite's read(2)", &sum_self,
+	  &sum_read, API_PMC, 0.1 },
+	{ "read(2) of task-clock vs perf's", &sum_read, &sum_read, API_PERF, 0.7 },
+	{ "open+close with 1 more held vs perf's", &sum_held, &sum_held,
+	  API_PERF, 1.0 },
+	{ "ctxsw overhead of a group of 3 vs perf's", &sum_ctxsw, &sum_ctxsw,
+	  API_PERF, 0.3 },
+};
+
+/* One line per goal: the ratio of medians, then met, missed or unresolved. */
+static void print_goals(void)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(goals); i++) {
+		const struct goal *g = &goals[i];
+		const struct figure *a = *g->num ? &(*g->num)->fig[API_PMC] : NULL;
+		const struct figure *b = *g->den ? &(*g->den)->fig[g->den_api] : NULL;
+
+		printf("goal: %s <= %.2fx: ", g->what, g->max_ratio);
+		if (!a || !b || !a->valid || !b->valid || !b->med)
+			printf("n/a (%s)\n", a && b ? "no figure" : "row not run");
+		else if (!figures_resolved(a, b, g->max_ratio))
+			printf("%.2fx, unresolved (the spreads overlap at the goal)\n",
+			       a->med / b->med);
+		else
+			printf("%.2fx, %s\n", a->med / b->med,
+			       a->med <= g->max_ratio * b->med ? "met" : "MISSED");
+	}
 }
 
 static void print_summary(void)
 {
-	char reads[24], ctxsw[24], sampling[24], lost[24];
+	char self[48], reads[48], held[48], ctxsw[48], sampling[48], lost[24];
 
-	format_summary_ratio(reads, sizeof(reads), sum_read);
-	format_summary_ratio(ctxsw, sizeof(ctxsw), sum_ctxsw);
-	format_summary_ratio(sampling, sizeof(sampling), sum_sampling);
+	format_summary_ratio(self, sizeof(self), sum_self, sum_read, API_PMC,
+			     "read(2)");
+	format_summary_ratio(reads, sizeof(reads), sum_read, sum_read, API_PERF,
+			     "perf");
+	format_summary_ratio(held, sizeof(held), sum_held, sum_held, API_PERF,
+			     "perf");
+	format_summary_ratio(ctxsw, sizeof(ctxsw), sum_ctxsw, sum_ctxsw,
+			     API_PERF, "perf");
+	format_summary_ratio(sampling, sizeof(sampling), sum_sampling,
+			     sum_sampling, API_PERF, "perf");
 	if (sum_lost_valid)
 		snprintf(lost, sizeof(lost), "%llu", (unsigned long long)sum_lost);
 	else
 		snprintf(lost, sizeof(lost), "n/a");
 	/* The harness fills in the no-counter tax from two kernels. */
-	printf("bench: read %s, ctxsw overhead %s, no-counter tax n/a, sampling 10kHz %s, %s lost\n",
-	       reads, ctxsw, sampling, lost);
+	printf("bench: self-read %s, read %s, open+close %s, ctxsw overhead %s, no-counter tax n/a, sampling 10kHz %s, %s lost\n",
+	       self, reads, held, ctxsw, sampling, lost);
 }
 
 /* pmc_emu=NAME from the kernel command line, "" if absent. */
@@ -1774,6 +1952,7 @@ int main(int argc, char **argv)
 		ret = 1;
 	if (md && write_table(md, TABLE_MD, header))
 		ret = 1;
+	print_goals();
 	print_summary();
 	return ret;
 }

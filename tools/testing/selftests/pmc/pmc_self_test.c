@@ -315,6 +315,43 @@ TEST(monotonic_across_preemption)
 }
 
 /*
+ * A task-clock grouped with a hardware counter takes turns on the PMU
+ * with an exclusive group: each turn rewrites the page, and self-reads
+ * never go back across them. Software groups alone never multiplex.
+ */
+TEST(monotonic_across_multiplexing)
+{
+	int fd = clock_open(_metadata, PMC_SW_TASK_CLOCK, true);
+	struct pmc_attr attr;
+	struct pmc_count c;
+	struct pmc_self s;
+	int hw, excl;
+
+	pmc_sw_attr(&attr, 0, ALL_TIMES);
+	attr.config = HW(PMC_HW_CPU_CYCLES);
+	hw = pmc_open(&attr, 0, -1, fd, 0);
+	if (hw < 0 && errno == ENODEV)
+		SKIP(return, "no PMU: software groups never multiplex");
+	ASSERT_LE(0, hw) TH_LOG("cycles in the clock's group: %s",
+				strerror(errno));
+	attr.exclusive = 1;
+	excl = counter_open(_metadata, &attr, 0, -1, -1);
+	self_map(_metadata, &s, fd);
+	ASSERT_EQ(0, ioctl(fd, PMC_IOC_ENABLE, 0));
+	monotonic_while(_metadata, &s, NULL, 100 * NSEC_PER_MSEC);
+	c = read_count(_metadata, fd);
+	EXPECT_LT(0, c.running);
+	EXPECT_LT(c.running, c.enabled) {
+		TH_LOG("the clock's group never left the PMU: %s",
+		       count_str(&c).s);
+	}
+	pmc_self_unmap(&s);
+	close(excl);
+	close(hw);
+	close(fd);
+}
+
+/*
  * Disabled: the page gives the frozen values and says to use read().
  * Enabled: it serves again. RESET: back to about zero, never behind a
  * later read().
