@@ -242,8 +242,7 @@ static int monotonic_while(struct __test_metadata *_metadata,
 	unsigned long n = 0, served = 0;
 	int cpu = sched_getcpu(), moved = 0;
 
-	while (done ? !atomic_load(done) :
-		      thread_cputime_ns() - start < cpu_ns) {
+	do {	/* at least once: *@done may be set before we start */
 		int i;
 
 		for (i = 0; i < 100; i++, n++) {
@@ -260,7 +259,8 @@ static int monotonic_while(struct __test_metadata *_metadata,
 			cpu = sched_getcpu();
 			moved++;
 		}
-	}
+	} while (done ? !atomic_load(done) :
+			thread_cputime_ns() - start < cpu_ns);
 	last = read_count(_metadata, s->fd);
 	EXPECT_LE(prev.value, last.value);
 	EXPECT_LE(prev.running, last.running);
