@@ -1659,16 +1659,22 @@ static bool figures_resolved(const struct figure *a, const struct figure *b,
 	return fmax(hi - lo, 0) < fabs(a->med - k * b->med);
 }
 
+/* @r's figure for @api, or NULL if its row did not run or has none. */
+static const struct figure *valid_figure(const struct result *r, enum api api)
+{
+	return r && r->fig[api].valid ? &r->fig[api] : NULL;
+}
+
 /* @num's events-lite figure over @den's figure for @den_api, if resolved. */
 static void format_summary_ratio(char *buf, size_t size,
 				 const struct result *num,
 				 const struct result *den, enum api den_api,
 				 const char *name)
 {
-	const struct figure *f = num ? &num->fig[API_PMC] : NULL;
-	const struct figure *g = den ? &den->fig[den_api] : NULL;
+	const struct figure *f = valid_figure(num, API_PMC);
+	const struct figure *g = valid_figure(den, den_api);
 
-	if (!f || !g || !f->valid || !g->valid || !g->med)
+	if (!f || !g || !g->med)
 		snprintf(buf, size, "n/a");
 	else if (!figures_resolved(f, g, 1))
 		snprintf(buf, size, "no difference from %s resolved", name);
@@ -1701,12 +1707,13 @@ static void print_goals(void)
 
 	for (i = 0; i < ARRAY_SIZE(goals); i++) {
 		const struct goal *g = &goals[i];
-		const struct figure *a = *g->num ? &(*g->num)->fig[API_PMC] : NULL;
-		const struct figure *b = *g->den ? &(*g->den)->fig[g->den_api] : NULL;
+		const struct figure *a = valid_figure(*g->num, API_PMC);
+		const struct figure *b = valid_figure(*g->den, g->den_api);
 
 		printf("goal: %s <= %.2fx: ", g->what, g->max_ratio);
-		if (!a || !b || !a->valid || !b->valid || !b->med)
-			printf("n/a (%s)\n", a && b ? "no figure" : "row not run");
+		if (!a || !b || !b->med)
+			printf("n/a (%s)\n", *g->num && *g->den ? "no figure" :
+							       "row not run");
 		else if (!figures_resolved(a, b, g->max_ratio))
 			printf("%.2fx, unresolved (the spreads overlap at the goal)\n",
 			       a->med / b->med);
