@@ -31,6 +31,7 @@
 struct pt_regs;
 struct pid_namespace;
 struct pmc_context;
+struct mm_struct;
 struct pmc_ring_buffer;
 struct vm_area_struct;
 
@@ -80,6 +81,25 @@ struct pmc_pmu {
 	 * Without it, the next overflow after the tick unthrottles.
 	 */
 	void (*throttle)(struct pmc_counter *counter);
+	/*
+	 * Optional, for page 0 (userpage.c). user_index() runs on the CPU
+	 * @counter is active on, for the task it counts, IRQs off or in
+	 * NMI: the
+	 * rdpmc index + 1 of its counter, and the counter's width, if that
+	 * task may execute rdpmc there; else 0. User space then reads
+	 * the count as the page's offset, which is the count minus
+	 * hw.prev_count sign-extended from that width, plus rdpmc. The
+	 * backend calls pmc_userpage_reprogrammed() whenever it writes a
+	 * new hw.prev_count to an active counter, or moves it to another
+	 * hardware counter.
+	 * mapped() and unmapped() run in process context for each mapping
+	 * in @mm of the page of a counter its task may read there, so that
+	 * the backend lets that mm execute rdpmc; mapped() with @mm's
+	 * mmap_lock held for writing.
+	 */
+	int (*user_index)(struct pmc_counter *counter, u16 *width);
+	void (*mapped)(struct mm_struct *mm);
+	void (*unmapped)(struct mm_struct *mm);
 };
 
 struct pmc_counter {
@@ -91,6 +111,12 @@ struct pmc_counter {
 	int cpu;			/* count only on this CPU, or -1 */
 	bool installed;			/* pmc_open() attached it (ctx->mutex) */
 	bool userpage_allowed;		/* its task may read it in page 0 */
+	/*
+	 * The overflow path (NMI or hardirq, the counter's CPU) reprogrammed
+	 * the counter while that CPU was rewriting page 0: the rewrite,
+	 * under ctx->lock, runs again.
+	 */
+	bool userpage_redo;
 	struct list_head userpage_entry;	/* ctx->userpages: ctx->lock */
 	struct pid_namespace *ns;	/* the opener's, for record pids */
 	kuid_t owner;			/* the opener: whose share of the
@@ -230,6 +256,8 @@ void pmc_register_hw_pmu(const struct pmc_pmu *pmu);
  * false where user space cannot have it (__weak: arch override).
  */
 bool pmc_arch_user_time(struct pmc_mmap_page *up, u64 stamp);
+/* Any context on the counter's CPU, NMI included: see struct pmc_pmu. */
+void pmc_userpage_reprogrammed(struct pmc_counter *counter);
 /* Fills @ips with the user call chain at @regs (__weak: arch override). */
 unsigned int pmc_arch_user_callchain(struct pt_regs *regs, u64 *ips,
 				     unsigned int max);

@@ -176,6 +176,9 @@ bool pmc_userpage_allowed(const struct pmc_attr *attr,
 void pmc_ctx_update_userpages(struct pmc_context *ctx);
 void pmc_userpage_map(struct pmc_counter *counter);
 void pmc_userpage_unmap(struct pmc_counter *counter);
+void pmc_userpage_vma_mapped(struct pmc_counter *counter, struct mm_struct *mm);
+void pmc_userpage_vma_unmapped(struct pmc_counter *counter,
+			       struct mm_struct *mm);
 
 /* sample.c */
 void pmc_sample_init(struct pmc_counter *counter);

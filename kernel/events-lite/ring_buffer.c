@@ -550,6 +550,7 @@ static void pmc_vm_open(struct vm_area_struct *vma)
 	struct pmc_ring_buffer *rb = vma->vm_private_data;
 
 	atomic_inc(&rb->mmap_count);
+	pmc_userpage_vma_mapped(vma->vm_file->private_data, vma->vm_mm);
 }
 
 static void pmc_vm_close(struct vm_area_struct *vma)
@@ -557,6 +558,7 @@ static void pmc_vm_close(struct vm_area_struct *vma)
 	struct pmc_counter *counter = vma->vm_file->private_data;
 	struct pmc_ring_buffer *rb = vma->vm_private_data;
 
+	pmc_userpage_vma_unmapped(counter, vma->vm_mm);
 	if (!atomic_dec_and_mutex_lock(&rb->mmap_count, &counter->mmap_mutex))
 		return;
 	/* The last mapping: writers stop finding it, then it goes. */
@@ -616,6 +618,8 @@ int pmc_rb_mmap(struct pmc_counter *counter, struct vm_area_struct *vma)
 			pmc_rb_free(rb);
 		goto out;
 	}
+	/* rdpmc allowed before the page offers it */
+	pmc_userpage_vma_mapped(counter, vma->vm_mm);
 	if (atomic_inc_return(&rb->mmap_count) == 1) {
 		rcu_assign_pointer(counter->rb, rb);
 		pmc_userpage_map(counter);

@@ -18,13 +18,23 @@
  * rewritten may see the clock run past the instant the counter stopped:
  * only the counted task is promised read()'s values.
  *
- * Only task-clock and cpu-clock counters that a task opened on itself,
- * not inherited and not bound to a CPU, are read there: a child's counts
- * come with read() only, and other counters do not grow with the clock.
- * A hardware counter would need rdpmc (index, cap_user_rdpmc): not yet;
- * its page says to use read(). The fields of these pages are written
- * here only, under ctx->lock; the ring buffer's publisher keeps the other
- * pages' fields up to date with each record.
+ * Only counters that a task opened on itself, not inherited and not
+ * bound to a CPU, are read there: a child's counts come with read()
+ * only. Of those, the task-clock and cpu-clock grow with the TSC, and a
+ * counting (not sampling) hardware counter, while it is on the PMU for
+ * its task, is read with rdpmc where the backend allows it (index,
+ * cap_user_rdpmc): user space adds the counter to the page's offset.
+ * Software event counters do not grow with the clock, and a sampling
+ * hardware counter's page is its ring's, whose publisher rewrites it
+ * with each sample: their pages say to use read().
+ *
+ * The fields of these pages are written here only: under ctx->lock, and
+ * for an rdpmc counter also by its overflow NMI on the same CPU, which
+ * reprograms the counter and so moves the offset. The NMI rewrites only
+ * the offset, and not while that CPU is in the middle of a rewrite (the
+ * lock is odd): it makes the rewrite run again instead. The ring
+ * buffer's publisher keeps the other pages' fields up to date with each
+ * record.
  */
 #include <linux/sched/clock.h>
 
@@ -37,9 +47,12 @@ bool pmc_userpage_allowed(const struct pmc_attr *attr,
 {
 	u64 id = PMC_CONFIG_ID(attr->config);
 
-	return pmu == &pmc_sw_pmu && task == current && cpu < 0 &&
-	       !attr->inherit &&
-	       (id == PMC_SW_TASK_CLOCK || id == PMC_SW_CPU_CLOCK);
+	if (task != current || cpu >= 0 || attr->inherit)
+		return false;
+	if (pmu == &pmc_sw_pmu)
+		return id == PMC_SW_TASK_CLOCK || id == PMC_SW_CPU_CLOCK;
+	/* a sampling one's page is its ring's, rewritten with each sample */
+	return pmu->user_index && !attr->irq_period;
 }
 
 /*
@@ -52,18 +65,62 @@ bool __weak pmc_arch_user_time(struct pmc_mmap_page *up, u64 stamp)
 	return false;
 }
 
+/* The page's offset for an rdpmc counter: the count less the raw value. */
+static s64 pmc_userpage_offset(struct pmc_counter *counter, u16 width)
+{
+	return local64_read(&counter->count) -
+	       sign_extend64(local64_read(&counter->hw.prev_count), width - 1);
+}
+
+/*
+ * Write @counter's page from its state, once; ctx->lock held, IRQs off.
+ * @live: the context is live on this CPU (for its task, current).
+ */
+static void pmc_userpage_write(struct pmc_counter *counter,
+			       struct pmc_mmap_page *up, bool live)
+{
+	bool active = live && counter->state == PMC_STATE_ACTIVE;
+	bool time, count_time = false;
+	u64 count;
+	u16 width = 0;
+	u32 index = 0;
+
+	WRITE_ONCE(up->lock, up->lock + 1);
+	smp_wmb();	/* odd lock before the fields: the reader retries */
+	if (active && counter->pmu->user_index)
+		index = counter->pmu->user_index(counter, &width);
+	count = local64_read(&counter->count);
+	if (index)
+		count = pmc_userpage_offset(counter, width);
+	else if (active)
+		count_time = pmc_sw_clock_at_stamp(counter, &count);
+	up->index = index;
+	up->offset = count;
+	up->time_enabled = counter->time_enabled;
+	up->time_running = counter->time_running;
+	time = live && pmc_arch_user_time(up, counter->ctx->timestamp);
+	/* a hardware count user space cannot read: the times alone are no use */
+	if (active && counter->pmu->user_index && !index)
+		time = false;
+	up->cap_user_rdpmc = !!index;
+	up->cap_user_time = time;
+	up->cap_user_count_time = time && count_time;
+	up->pmc_width = width;
+	smp_wmb();	/* the fields before the even lock */
+	WRITE_ONCE(up->lock, up->lock + 1);
+}
+
 /*
  * Rewrite @counter's page from its state; ctx->lock held, IRQs off, the
  * context's time just updated, on the CPU where the context is live (if
- * it is, then for its task, current).
+ * it is, then for its task, current). Again if the overflow NMI came
+ * in the middle of it.
  */
 static void pmc_userpage_update(struct pmc_counter *counter)
 {
 	struct pmc_context *ctx = counter->ctx;
 	struct pmc_ring_buffer *rb;
-	struct pmc_mmap_page *up;
-	u64 count = local64_read(&counter->count);
-	bool live, time, count_time = false;
+	bool live;
 
 	rb = rcu_dereference_check(counter->rb, lockdep_is_held(&ctx->lock));
 	if (!rb)
@@ -71,23 +128,56 @@ static void pmc_userpage_update(struct pmc_counter *counter)
 	pmc_counter_update_time(counter);
 	live = ctx->is_active && ctx->cpu == smp_processor_id() &&
 	       counter->state >= PMC_STATE_INACTIVE;
-	if (live && counter->state == PMC_STATE_ACTIVE)
-		count_time = pmc_sw_clock_at_stamp(counter, &count);
+	do {
+		WRITE_ONCE(counter->userpage_redo, false);
+		barrier();	/* cleared before the NMI can see an odd lock */
+		pmc_userpage_write(counter, pmc_rb_user_page(rb), live);
+		barrier();
+	} while (READ_ONCE(counter->userpage_redo));
+}
 
+/*
+ * The backend reprogrammed @counter while it was active, on its CPU: a
+ * new prev_count from its overflow NMI or unthrottle timer, or another
+ * hardware counter when it made room for someone else's. The index and
+ * offset of an rdpmc page move with it.
+ */
+void pmc_userpage_reprogrammed(struct pmc_counter *counter)
+{
+	struct pmc_ring_buffer *rb;
+	struct pmc_mmap_page *up;
+	u16 width = 0;
+	u32 lock, index;
+
+	if (!counter->userpage_allowed)
+		return;
+	rcu_read_lock();
+	rb = rcu_dereference(counter->rb);
+	if (!rb)
+		goto out;
 	up = pmc_rb_user_page(rb);
-	WRITE_ONCE(up->lock, up->lock + 1);
-	smp_wmb();	/* odd lock before the fields: the reader retries */
-	up->index = 0;
-	up->offset = count;
-	up->time_enabled = counter->time_enabled;
-	up->time_running = counter->time_running;
-	time = live && pmc_arch_user_time(up, ctx->timestamp);
-	up->cap_user_rdpmc = 0;
-	up->cap_user_time = time;
-	up->cap_user_count_time = time && count_time;
-	up->pmc_width = 0;
+	lock = READ_ONCE(up->lock);
+	if (lock & 1) {
+		/* this CPU's rewrite, interrupted: it runs again */
+		WRITE_ONCE(counter->userpage_redo, true);
+		goto out;
+	}
+	if (!READ_ONCE(up->index))
+		goto out;
+	index = counter->pmu->user_index(counter, &width);
+	WRITE_ONCE(up->lock, lock + 1);
+	smp_wmb();	/* odd lock before the fields, as in the rewrite */
+	up->index = index;
+	up->offset = index ? pmc_userpage_offset(counter, width) :
+			     local64_read(&counter->count);
+	up->pmc_width = width;
+	up->cap_user_rdpmc = !!index;
+	if (!index)
+		up->cap_user_time = 0;
 	smp_wmb();	/* the fields before the even lock */
-	WRITE_ONCE(up->lock, up->lock + 1);
+	WRITE_ONCE(up->lock, lock + 2);
+out:
+	rcu_read_unlock();
 }
 
 /* @ctx's mapped pages, after an operation on it; ctx->lock held. */
@@ -113,6 +203,24 @@ static void __pmc_userpage_unmap(struct pmc_context *ctx, void *arg)
 	struct pmc_counter *counter = arg;
 
 	list_del_init(&counter->userpage_entry);
+}
+
+/*
+ * A mapping of @counter's page in @mm comes or goes: the backend lets
+ * @mm execute rdpmc while any such mapping lasts. Once per mapping, in
+ * the mm that holds it (which may not be the counted task's).
+ */
+void pmc_userpage_vma_mapped(struct pmc_counter *counter, struct mm_struct *mm)
+{
+	if (counter->userpage_allowed && counter->pmu->mapped)
+		counter->pmu->mapped(mm);
+}
+
+void pmc_userpage_vma_unmapped(struct pmc_counter *counter,
+			       struct mm_struct *mm)
+{
+	if (counter->userpage_allowed && counter->pmu->unmapped)
+		counter->pmu->unmapped(mm);
 }
 
 /*

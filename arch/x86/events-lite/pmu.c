@@ -42,6 +42,7 @@
 #include <linux/init.h>
 #include <linux/irq_work.h>
 #include <linux/jiffies.h>
+#include <linux/mmu_context.h>
 #include <linux/nmi.h>
 #include <linux/percpu.h>
 #include <linux/sched/clock.h>
@@ -52,6 +53,7 @@
 #include <asm/apic.h>
 #include <asm/cpuid/api.h>
 #include <asm/msr.h>
+#include <asm/tlbflush.h>
 
 #include "pmc_x86.h"
 
@@ -73,6 +75,12 @@ struct pmc_x86_cpu {
 	 */
 	struct pmc_counter *slots[PMC_X86_MAX_COUNTERS];
 	unsigned long active;		/* published slots */
+	/*
+	 * Counters that stopped with a count in them: zeroed before a task
+	 * that may execute rdpmc runs here (pmc_x86_clear_dirty_counters(),
+	 * from switch_mm or its IPI). Own CPU, IRQs off; not the NMI.
+	 */
+	unsigned long dirty;
 	/*
 	 * Interrupts of our own that may still come for counters that
 	 * stopped: written by stop() (IRQs off) and the NMI, own CPU only.
@@ -358,6 +366,7 @@ static void pmc_x86_start(struct pmc_x86_cpu *cpuc,
 	/* Throttled elsewhere: this CPU's tick lets it sample again. */
 	if (READ_ONCE(counter->throttled))
 		irq_work_queue(&cpuc->throttle_work);
+	pmc_userpage_reprogrammed(counter);	/* if it moved, or the tick */
 }
 
 /*
@@ -391,6 +400,7 @@ static void pmc_x86_stop(struct pmc_x86_cpu *cpuc, struct pmc_counter *counter)
 	}
 	barrier();		/* the NMI is done with the slot */
 	WRITE_ONCE(cpuc->slots[idx], NULL);
+	__set_bit(idx, &cpuc->dirty);
 	now = pmc_x86_update(counter);
 	WRITE_ONCE(counter->hw.idx, -1);
 	if (!model->global_status && now & BIT_ULL(model->width - 1))
@@ -554,6 +564,7 @@ static void pmc_x86_overflow(struct pmc_x86_cpu *cpuc,
 		pmc_counter_overflow(counter, pmc_x86_sample_regs(regs), 0);
 	/* after the overflow, which may have throttled the counter */
 	pmc_x86_set_period(counter, counter->hw.idx);
+	pmc_userpage_reprogrammed(counter);
 	now = local_clock();
 	pmc_overflow_took(counter, now - cpuc->nmi_mark);
 	cpuc->nmi_mark = now;
@@ -768,6 +779,69 @@ static int pmc_x86_init_counter(struct pmc_counter *counter)
 	return 0;
 }
 
+/*
+ * rdpmc from user space, through page 0 (userpage.c): a task that maps
+ * the page of a hardware counter it opened on itself may execute rdpmc
+ * (CR4.PCE) while the mapping lasts, as perf lets a task that maps a
+ * perf event's page: both count in the same mm->context field, so that
+ * switch_mm sets or clears CR4.PCE for either, and perf's sysfs rdpmc
+ * setting (0: never, 2: always) governs both.
+ *
+ * CR4.PCE lets the task read every counter register of its CPU. Before
+ * such a task runs, the counters events-lite stopped with a count in
+ * them are zeroed (pmc_x86_clear_dirty_counters()), as perf zeroes its
+ * own: it reads no other task's counts. The counters running while it
+ * does are its own, or this CPU's per-CPU counters, which perf's rdpmc
+ * tasks see in the same way. The emulated PMU keeps its counts in
+ * memory, where rdpmc cannot reach (and QEMU TCG raises #UD for it): it
+ * offers no index, but sets CR4.PCE all the same, so that the path that
+ * sets it can be tested.
+ */
+static int pmc_x86_user_index(struct pmc_counter *counter, u16 *width)
+{
+	if (pmc_x86_emulated || !(cr4_read_shadow() & X86_CR4_PCE))
+		return 0;
+	*width = pmc_x86_model->width;
+	return READ_ONCE(counter->hw.idx) + 1;
+}
+
+static void pmc_x86_mapped(struct mm_struct *mm)
+{
+	/* one mapping at a time per mm (mmap_lock): see perf's */
+	mmap_assert_write_locked(mm);
+	if (atomic_inc_return(&mm->context.perf_rdpmc_allowed) == 1)
+		on_each_cpu_mask(mm_cpumask(mm), cr4_update_pce, NULL, 1);
+}
+
+static void pmc_x86_unmapped(struct mm_struct *mm)
+{
+	if (atomic_dec_and_test(&mm->context.perf_rdpmc_allowed))
+		on_each_cpu_mask(mm_cpumask(mm), cr4_update_pce, NULL, 1);
+}
+
+/*
+ * A task that may execute rdpmc is about to run on this CPU (switch_mm,
+ * or the IPI that sets CR4.PCE); IRQs off. Zero the counters that hold
+ * a stopped counter's count. One given back to perf since is zeroed if
+ * it can be held again; if perf holds it, it is perf's to program.
+ */
+void pmc_x86_clear_dirty_counters(void)
+{
+	struct pmc_x86_cpu *cpuc = this_cpu_ptr(&pmc_x86_cpu);
+	unsigned long dirty = cpuc->dirty & ~cpuc->active;
+	int idx;
+
+	if (!dirty)
+		return;
+	for_each_set_bit(idx, &dirty, pmc_x86_model->nr_counters) {
+		if (!pmc_x86_hold(idx))
+			continue;
+		pmc_x86_wr(pmc_x86_ctr_msr(pmc_x86_model, idx), 0);
+		pmc_x86_unhold(idx);
+	}
+	cpuc->dirty &= cpuc->active;
+}
+
 static const struct pmc_pmu pmc_x86_pmu = {
 	.init		= pmc_x86_init_counter,
 	.add		= pmc_x86_add,
@@ -776,6 +850,9 @@ static const struct pmc_pmu pmc_x86_pmu = {
 	.validate_group	= pmc_x86_validate_group,
 	.sample_read	= pmc_x86_sample_read,
 	.throttle	= pmc_x86_throttle,
+	.user_index	= pmc_x86_user_index,
+	.mapped		= pmc_x86_mapped,
+	.unmapped	= pmc_x86_unmapped,
 };
 
 /* This CPU as CPUID describes its PMU. */

@@ -132,7 +132,8 @@ double pmc_count_percent(const struct pmc_count *c);
 /*
  * Reading a counter without a system call: page 0 of its mapping, alone
  * (pmc_self_map()) or a ring's, carries the count and times, and for a
- * task's own task-clock or cpu-clock what extends them from the TSC.
+ * task's own task-clock or cpu-clock what extends them from the TSC; for
+ * its own counting hardware counter on a real x86 PMU, the rdpmc index.
  */
 struct pmc_self {
 	int fd;
@@ -147,8 +148,9 @@ void pmc_self_unmap(struct pmc_self *s);
  * pmc_self_page_read() - the counter as page 0 gives it, no system call
  *
  * Return: 1 if @c holds the counter's value and times now; 0 if the page
- * says to use read() (another task's counter, not a clock, a hardware
- * counter, no usable TSC): @c then holds them as of the last update.
+ * says to use read() (another task's counter, a software event, a
+ * hardware counter without rdpmc, no usable TSC): @c then holds them as
+ * of the last update.
  */
 int pmc_self_page_read(const struct pmc_mmap_page *pg, struct pmc_count *c);
 

@@ -58,11 +58,29 @@ static __u64 pmc_page_delta(const struct pmc_mmap_page *pg)
 	return READ_ONCE(pg->time_offset) + (cyc >> shift) * mult +
 	       (((cyc & ((1ULL << shift) - 1)) * mult) >> shift);
 }
+
+/* Hardware counter @idx, as the page's pmc_width bits sign-extended. */
+static __s64 pmc_rdpmc(__u32 idx, __u16 width)
+{
+	__u32 lo, hi;
+	__u64 val;
+
+	__asm__ __volatile__("rdpmc" : "=a" (lo), "=d" (hi) : "c" (idx));
+	val = (__u64)hi << 32 | lo;
+	return (__s64)(val << (64 - width)) >> (64 - width);
+}
 #else
-/* No TSC conversion on this architecture: pages never offer one. */
+/* No TSC conversion or rdpmc on this architecture: pages never offer one. */
 static __u64 pmc_page_delta(const struct pmc_mmap_page *pg)
 {
 	(void)pg;
+	return 0;
+}
+
+static __s64 pmc_rdpmc(__u32 idx, __u16 width)
+{
+	(void)idx;
+	(void)width;
 	return 0;
 }
 #endif
@@ -71,7 +89,7 @@ int pmc_self_page_read(const struct pmc_mmap_page *pg, struct pmc_count *c)
 {
 	__u64 delta, value, enabled, running;
 	bool time, count_time;
-	__u32 seq;
+	__u32 seq, idx;
 
 	do {
 		seq = __atomic_load_n(&pg->lock, __ATOMIC_ACQUIRE);
@@ -80,6 +98,10 @@ int pmc_self_page_read(const struct pmc_mmap_page *pg, struct pmc_count *c)
 		running = READ_ONCE(pg->time_running);
 		time = HAVE_TSC && pg->cap_user_time;
 		count_time = pg->cap_user_count_time;
+		idx = HAVE_TSC && pg->cap_user_rdpmc ? READ_ONCE(pg->index) : 0;
+		/* the counter, then the TSC: both after the loads above */
+		if (idx)
+			value += pmc_rdpmc(idx - 1, READ_ONCE(pg->pmc_width));
 		delta = time ? pmc_page_delta(pg) : 0;
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	} while ((seq & 1) || READ_ONCE(pg->lock) != seq);
@@ -97,6 +119,8 @@ int pmc_self_page_read(const struct pmc_mmap_page *pg, struct pmc_count *c)
 	if ((__s64)delta < 0)
 		delta = 0;
 	c->enabled += delta;
+	if (idx)	/* the hardware count is read; its time runs */
+		c->running += delta;
 	if (count_time) {
 		__s64 v = (__s64)value + (__s64)delta;
 

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <sys/ioctl.h>
@@ -127,8 +128,6 @@ static void between_reads(struct __test_metadata *_metadata,
 	struct pmc_count a, m, b;
 	unsigned int i, served = 0;
 
-	EXPECT_EQ(0, s->page->index);
-	EXPECT_EQ(0, (int)s->page->cap_user_rdpmc);
 	for (i = 0; i < ROUNDS; i++) {
 		a = read_count(_metadata, s->fd);
 		served += pmc_self_page_read(s->page, &m);
@@ -159,6 +158,8 @@ static void clock_between_reads(struct __test_metadata *_metadata,
 	struct pmc_self s;
 
 	self_map(_metadata, &s, fd);
+	EXPECT_EQ(0, s.page->index);
+	EXPECT_EQ(0, (int)s.page->cap_user_rdpmc);
 	between_reads(_metadata, &s, id == PMC_SW_TASK_CLOCK);
 	pmc_self_unmap(&s);
 	close(fd);
@@ -432,6 +433,7 @@ static void expect_read_only(struct __test_metadata *_metadata, int fd,
 	EXPECT_EQ(0, (int)s.page->cap_user_time) TH_LOG("%s", what);
 	EXPECT_EQ(0, (int)s.page->cap_user_count_time) TH_LOG("%s", what);
 	EXPECT_EQ(0, s.page->index) TH_LOG("%s", what);
+	EXPECT_EQ(0, (int)s.page->cap_user_rdpmc) TH_LOG("%s", what);
 	/* and the library falls back to read() */
 	EXPECT_EQ(0, pmc_read_self(&s, &c));
 	pmc_self_unmap(&s);
@@ -494,23 +496,207 @@ TEST(cpu_counter_says_read)
 	close(fd);
 }
 
-/* Hardware counters use read(): rdpmc is not offered (index 0). */
-TEST(hardware_counter_says_read)
+/* cycles on this thread, user only; sampling every @period if not 0 */
+static int cycles_open(__u64 period)
 {
 	struct pmc_attr attr;
-	int fd;
 
 	memset(&attr, 0, sizeof(attr));
 	attr.config = HW(PMC_HW_CPU_CYCLES);
 	attr.read_format = ALL_TIMES;
 	attr.exclude_kernel = 1;
-	fd = pmc_open(&attr, 0, -1, -1, 0);
+	attr.irq_period = period;
+	return pmc_open(&attr, 0, -1, -1, 0);
+}
+
+/*
+ * A hardware counter: where this task may execute rdpmc on a real PMU,
+ * the page gives the counter's index and a self-read lies between two
+ * read()s; the emulated PMU's counts are not in the registers, and its
+ * page says to use read().
+ */
+TEST(hardware_counter_page)
+{
+	struct pmc_self s;
+	int fd = cycles_open(0), sampling;
+
 	if (fd < 0 && errno == ENODEV)
 		SKIP(return, "no PMU");
 	ASSERT_LE(0, fd);
-	expect_read_only(_metadata, fd, "cycles");
+	sampling = cycles_open(1000000);
+	ASSERT_LE(0, sampling);
+	expect_read_only(_metadata, sampling, "sampling cycles");
+	close(sampling);
+	if (cmdline_emu()) {
+		expect_read_only(_metadata, fd, "emulated cycles");
+		close(fd);
+		return;
+	}
+	self_map(_metadata, &s, fd);
+	if (!s.page->cap_user_rdpmc)
+		ksft_print_msg("cycles: no rdpmc here (perf's rdpmc setting 0?)\n");
+	else
+		EXPECT_LT(0, s.page->index);
+	between_reads(_metadata, &s, false);
+	pmc_self_unmap(&s);
 	close(fd);
 }
+
+#if defined(__x86_64__) || defined(__i386__)
+/*
+ * rdpmc at user level: 0 if it ran, else the signal it raised: SIGSEGV
+ * for #GP (CR4.PCE clear on this CPU), SIGILL for #UD (CR4.PCE set, but
+ * QEMU TCG has no RDPMC). The handlers are installed by the test.
+ */
+static __thread sigjmp_buf rdpmc_env;
+
+static void rdpmc_fault(int sig)
+{
+	siglongjmp(rdpmc_env, sig);
+}
+
+static int try_rdpmc(void)
+{
+	__u32 lo, hi;
+	int sig = sigsetjmp(rdpmc_env, 1);
+
+	if (!sig) {
+		__asm__ __volatile__("rdpmc" : "=a" (lo), "=d" (hi) : "c" (0));
+		(void)lo;
+		(void)hi;
+	}
+	return sig;
+}
+
+static const char *rdpmc_str(int sig)
+{
+	return sig == SIGSEGV ? "#GP (CR4.PCE clear)" :
+	       sig == SIGILL ? "#UD (CR4.PCE set, no RDPMC in this CPU)" :
+	       sig ? "another signal" : "ran (CR4.PCE set)";
+}
+
+/* perf's sysfs rdpmc setting, which governs both: 1 where there is none. */
+static int perf_rdpmc_setting(void)
+{
+	FILE *f = fopen("/sys/bus/event_source/devices/cpu/rdpmc", "r");
+	int v = 1;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = 1;
+		fclose(f);
+	}
+	return v;
+}
+
+struct rdpmc_thread {
+	int pipe[2];
+	int sig;
+};
+
+/*
+ * Another thread of the mm, on another CPU: it waits for the mapping,
+ * then tries. It blocks rather than spins: a vCPU spinning in user mode
+ * beside an otherwise idle guest starved the other vCPU under QEMU 7.2
+ * -icount (the main thread held 23 s in openat(), a soft lockup; never
+ * without -icount).
+ */
+static void *rdpmc_thread_fn(void *arg)
+{
+	struct rdpmc_thread *t = arg;
+	char c;
+
+	t->sig = read(t->pipe[0], &c, 1) == 1 ? try_rdpmc() : -1;
+	return NULL;
+}
+
+/*
+ * rdpmc is allowed to a task while it maps the page of a hardware
+ * counter it opened on itself, in every thread of its mm (one on
+ * another CPU too), and to no other process; not for a
+ * software counter's page; and no more once the last such mapping is
+ * gone. The emulated PMU sets CR4.PCE as a real one would, so this runs
+ * there, where rdpmc then raises #UD instead of reading.
+ */
+TEST(rdpmc_only_while_mapped)
+{
+	struct sigaction sa = { .sa_handler = rdpmc_fault };
+	struct rdpmc_thread t = { .sig = -1 };
+	int setting = perf_rdpmc_setting(), fd, clock, sampling, pipefd[2];
+	int status, sig;
+	struct pmc_self s, s2, c;
+	cpu_set_t cpus;
+	pthread_t th;
+	pid_t child;
+	char go = 1;
+
+	fd = cycles_open(0);
+	if (fd < 0 && errno == ENODEV)
+		SKIP(return, "no PMU");
+	ASSERT_LE(0, fd);
+	if (setting != 1)
+		SKIP(return, "perf's rdpmc setting is %d, not 1", setting);
+	ASSERT_EQ(0, sigaction(SIGSEGV, &sa, NULL));
+	ASSERT_EQ(0, sigaction(SIGILL, &sa, NULL));
+	clock = clock_open(_metadata, PMC_SW_TASK_CLOCK, false);
+	sampling = cycles_open(1000000);
+	ASSERT_LE(0, sampling);
+
+	ASSERT_EQ(0, pipe(pipefd));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {	/* another mm, forked before any mapping */
+		if (read(pipefd[0], &go, 1) != 1)
+			_exit(100);
+		_exit(try_rdpmc());
+	}
+	ASSERT_EQ(0, pipe(t.pipe));
+	ASSERT_EQ(0, pthread_create(&th, NULL, rdpmc_thread_fn, &t));
+	if (sysconf(_SC_NPROCESSORS_ONLN) > 1) {
+		CPU_ZERO(&cpus);
+		CPU_SET(1, &cpus);
+		pthread_setaffinity_np(th, sizeof(cpus), &cpus);
+		CPU_ZERO(&cpus);
+		CPU_SET(0, &cpus);
+		sched_setaffinity(0, sizeof(cpus), &cpus);
+	}
+
+	sig = try_rdpmc();
+	EXPECT_EQ(SIGSEGV, sig) TH_LOG("before any mapping: %s", rdpmc_str(sig));
+	self_map(_metadata, &c, clock);
+	sig = try_rdpmc();
+	EXPECT_EQ(SIGSEGV, sig) TH_LOG("task-clock's page: %s", rdpmc_str(sig));
+	pmc_self_unmap(&c);
+	self_map(_metadata, &c, sampling);
+	sig = try_rdpmc();
+	EXPECT_EQ(SIGSEGV, sig) TH_LOG("sampling cycles: %s", rdpmc_str(sig));
+	pmc_self_unmap(&c);
+
+	self_map(_metadata, &s, fd);
+	self_map(_metadata, &s2, fd);	/* two mappings of one page */
+	sig = try_rdpmc();
+	EXPECT_NE(SIGSEGV, sig) TH_LOG("cycles' page mapped: %s", rdpmc_str(sig));
+	ASSERT_EQ(1, write(t.pipe[1], &go, 1));
+	pthread_join(th, NULL);
+	EXPECT_NE(SIGSEGV, t.sig) TH_LOG("another thread: %s", rdpmc_str(t.sig));
+	ASSERT_EQ(1, write(pipefd[1], &go, 1));
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(SIGSEGV, WEXITSTATUS(status)) {
+		TH_LOG("another process: %s", rdpmc_str(WEXITSTATUS(status)));
+	}
+
+	pmc_self_unmap(&s);
+	sig = try_rdpmc();
+	EXPECT_NE(SIGSEGV, sig) TH_LOG("one mapping left: %s", rdpmc_str(sig));
+	pmc_self_unmap(&s2);
+	sig = try_rdpmc();
+	EXPECT_EQ(SIGSEGV, sig) TH_LOG("all unmapped: %s", rdpmc_str(sig));
+	close(sampling);
+	close(clock);
+	close(fd);
+}
+#endif
 
 /*
  * The retry loop ends while the kernel rewrites the page all the time:
