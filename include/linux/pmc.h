@@ -40,7 +40,8 @@ struct vm_area_struct;
 /* Deferred: an open/close loop must not patch the hooks every time. */
 extern struct static_key_false_deferred pmc_sched_key;
 
-static inline bool pmc_hooks_on(void)
+/* Inlined even at -Os: a disabled hook must be one NOP, not a call. */
+static __always_inline bool pmc_hooks_on(void)
 {
 	return static_branch_unlikely(&pmc_sched_key.key);
 }
