@@ -171,6 +171,26 @@ static bool pmc_emu_counting(struct pmc_emu_cpu *e, int slot)
 	       e->sel[slot] & (PMC_X86_SEL_USR | PMC_X86_SEL_OS);
 }
 
+/*
+ * The general-purpose counters of this CPU that hold a count but do not
+ * count: what a task that may execute rdpmc could read of counters that
+ * stopped (the driver zeroes its own before such a task runs).
+ */
+unsigned long pmc_emu_stale_here(void)
+{
+	struct pmc_emu_cpu *e;
+	unsigned long flags, stale = 0;
+	int idx;
+
+	local_irq_save(flags);
+	e = this_cpu_ptr(&pmc_emu_cpu);
+	for (idx = 0; idx < pmc_emu_model->nr_counters; idx++)
+		if (e->ctr[idx] && !pmc_emu_counting(e, idx))
+			stale |= BIT(idx);
+	local_irq_restore(flags);
+	return stale;
+}
+
 /* Count the events since the last advance; note wraps that interrupt. */
 void pmc_emu_advance(struct pmc_emu_cpu *e)
 {

@@ -89,6 +89,7 @@ struct pmc_emu_cpu {
 DECLARE_PER_CPU(struct pmc_emu_cpu, pmc_emu_cpu);
 
 void pmc_emu_advance(struct pmc_emu_cpu *e);
+unsigned long pmc_emu_stale_here(void);
 void pmc_emu_arm(struct pmc_emu_cpu *e);
 
 void pmc_emu_foreign_init(void);

@@ -25,7 +25,9 @@
  *   enable bits cleared), guest_counted (events its guest counters
  *   counted), lite_msr and lite_nmi_msr (events-lite's MSR accesses,
  *   and those in NMI context). A correct neighbour leaves pmis + pending
- *   == wraps, and lost_enables and guest_counted at 0.
+ *   == wraps, and lost_enables and guest_counted at 0. Then, of the CPU
+ *   the reader runs on, stale_here: the mask of general-purpose
+ *   counters that hold a count and do not count (pmc_emu_stale_here()).
  * Start and reserve fail with EBUSY while events-lite has one of the
  * counters programmed on some CPU, and start with EOPNOTSUPP on PMUs
  * without a global status (the handler finds its overflows there). A
@@ -299,10 +301,11 @@ static int pmc_emu_foreign_get(char *buf, const struct kernel_param *kp)
 		nmi_msr += READ_ONCE(e->lite_nmi_msr);
 	}
 	return sysfs_emit(buf,
-			  "reserved %#lx\npmis %lu\nwraps %lu\npending %lu\nlost_enables %lu\nguest_counted %lu\nlite_msr %lu\nlite_nmi_msr %lu\n",
+			  "reserved %#lx\npmis %lu\nwraps %lu\npending %lu\nlost_enables %lu\nguest_counted %lu\nlite_msr %lu\nlite_nmi_msr %lu\nstale_here %#lx\n",
 			  READ_ONCE(pmc_emu_foreign_reserved), sum.pmis,
 			  sum.wraps, sum.pending, sum.lost_enables,
-			  sum.guest_counted, msr, nmi_msr);
+			  sum.guest_counted, msr, nmi_msr,
+			  pmc_emu_stale_here());
 }
 
 static const struct kernel_param_ops pmc_emu_foreign_ops = {

@@ -1232,6 +1232,7 @@ struct foreign_stats {
 	unsigned long reserved;
 	long pmis, wraps, pending, lost_enables, guest_counted;
 	long lite_msr, lite_nmi_msr;
+	unsigned long stale_here;	/* this CPU's stopped counters holding a count */
 };
 
 static int foreign_cmd(const char *cmd)
@@ -1245,10 +1246,10 @@ static void foreign_read(struct __test_metadata *_metadata,
 	FILE *f = fopen(FOREIGN, "r");
 
 	ASSERT_NE(NULL, f) TH_LOG("%s: %s", FOREIGN, strerror(errno));
-	ASSERT_EQ(8, fscanf(f, "reserved %lx pmis %ld wraps %ld pending %ld lost_enables %ld guest_counted %ld lite_msr %ld lite_nmi_msr %ld",
+	ASSERT_EQ(9, fscanf(f, "reserved %lx pmis %ld wraps %ld pending %ld lost_enables %ld guest_counted %ld lite_msr %ld lite_nmi_msr %ld stale_here %lx",
 			    &st->reserved, &st->pmis, &st->wraps, &st->pending,
 			    &st->lost_enables, &st->guest_counted,
-			    &st->lite_msr, &st->lite_nmi_msr));
+			    &st->lite_msr, &st->lite_nmi_msr, &st->stale_here));
 	fclose(f);
 }
 
@@ -1336,6 +1337,81 @@ TEST_F(hw, foreign_nmis_cost_no_msr_access)
 		TH_LOG("%ld MSR accesses by events-lite in %ld NMIs not its own",
 		       st.lite_nmi_msr, st.pmis);
 	}
+}
+
+/*
+ * A task that may execute rdpmc (it maps the page of a counting hardware
+ * counter of its own) can read every counter register of its CPU, so the
+ * counters events-lite stopped with another task's count in them are
+ * zeroed before it runs. The model reports them (stale_here), since its
+ * rdpmc raises #UD. Another task, on the same CPU, counts and stops
+ * between the reads.
+ */
+static void run_other_counter(struct __test_metadata *_metadata, int go,
+			      int done)
+{
+	char c = 1;
+
+	ASSERT_EQ(1, write(go, &c, 1));
+	ASSERT_EQ(1, read(done, &c, 1));
+}
+
+TEST_F(hw, rdpmc_task_finds_stopped_counters_zeroed)
+{
+	int go[2], done[2], fd, status;
+	struct foreign_stats st;
+	size_t pg = page_size();
+	pid_t child;
+	void *page;
+	char c;
+
+	if (!self->emu)
+		SKIP(return, NO_EMU);
+	if (!self->root)
+		SKIP(return, NO_ROOT_EMU);
+	ASSERT_EQ(0, pin_to_cpu(0));
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(done));
+	child = fork();
+	ASSERT_LE(0, child);
+	if (!child) {	/* counts cycles while it runs, on CPU 0 too */
+		struct pmc_attr attr;
+
+		memset(&attr, 0, sizeof(attr));
+		attr.config = HW(PMC_HW_CPU_CYCLES);
+		if (pmc_open(&attr, 0, -1, -1, 0) < 0)
+			_exit(1);
+		while (read(go[0], &c, 1) == 1) {
+			burn_cpu(2 * NSEC_PER_MSEC);
+			if (write(done[1], &c, 1) != 1)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	run_other_counter(_metadata, go[1], done[0]);
+	foreign_read(_metadata, &st);
+	EXPECT_NE(0, st.stale_here) TH_LOG("no rdpmc here: the other task's count stays");
+
+	fd = counter_open(_metadata, &(struct pmc_attr){
+				.config = HW(PMC_HW_CPU_CYCLES),
+				.read_format = ALL_TIMES }, 0, -1, -1);
+	page = mmap(NULL, pg, PROT_READ, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, page) TH_LOG("%s", strerror(errno));
+	foreign_read(_metadata, &st);
+	EXPECT_EQ(0, st.stale_here) TH_LOG("mapped: the IPI that set CR4.PCE zeroed them");
+	run_other_counter(_metadata, go[1], done[0]);
+	foreign_read(_metadata, &st);
+	EXPECT_EQ(0, st.stale_here) TH_LOG("switched back in: %#lx", st.stale_here);
+
+	munmap(page, pg);
+	run_other_counter(_metadata, go[1], done[0]);
+	foreign_read(_metadata, &st);
+	EXPECT_NE(0, st.stale_here) TH_LOG("unmapped: no zeroing any more");
+
+	close(go[1]);
+	ASSERT_EQ(child, waitpid(child, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	close(fd);
 }
 
 /*
