@@ -160,6 +160,8 @@ static void pmc_emu_foreign_stop_cpu(void *unused)
 			e->fixed_ctrl &= ~(0xfULL << (4 * (slot - PMC_EMU_FIXED0)));
 		else
 			e->sel[slot] = 0;
+		/* its count is its own to clear, as perf clears its own */
+		e->ctr[slot] = 0;
 	}
 	e->global_ctrl &= ~bits;
 	e->foreign.bits = 0;

@@ -1345,7 +1345,8 @@ TEST_F(hw, foreign_nmis_cost_no_msr_access)
  * counters events-lite stopped with another task's count in them are
  * zeroed before it runs. The model reports them (stale_here), since its
  * rdpmc raises #UD. Another task, on the same CPU, counts and stops
- * between the reads.
+ * between the reads; once the page is unmapped, its count stays, which
+ * shows that the reads can see one.
  */
 static void run_other_counter(struct __test_metadata *_metadata, int go,
 			      int done)
@@ -1377,6 +1378,8 @@ TEST_F(hw, rdpmc_task_finds_stopped_counters_zeroed)
 	if (!child) {	/* counts cycles while it runs, on CPU 0 too */
 		struct pmc_attr attr;
 
+		close(go[1]);	/* so that the parent's close ends the loop */
+		close(done[0]);
 		memset(&attr, 0, sizeof(attr));
 		attr.config = HW(PMC_HW_CPU_CYCLES);
 		if (pmc_open(&attr, 0, -1, -1, 0) < 0)
@@ -1392,9 +1395,10 @@ TEST_F(hw, rdpmc_task_finds_stopped_counters_zeroed)
 	foreign_read(_metadata, &st);
 	EXPECT_NE(0, st.stale_here) TH_LOG("no rdpmc here: the other task's count stays");
 
+	/* disabled: it never takes a counter the other task's count is in */
 	fd = counter_open(_metadata, &(struct pmc_attr){
 				.config = HW(PMC_HW_CPU_CYCLES),
-				.read_format = ALL_TIMES }, 0, -1, -1);
+				.disabled = 1 }, 0, -1, -1);
 	page = mmap(NULL, pg, PROT_READ, MAP_SHARED, fd, 0);
 	ASSERT_NE(MAP_FAILED, page) TH_LOG("%s", strerror(errno));
 	foreign_read(_metadata, &st);
