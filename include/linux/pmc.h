@@ -85,9 +85,8 @@ struct pmc_pmu {
 	/*
 	 * Optional, for page 0 (userpage.c). user_index() runs on the CPU
 	 * @counter is active on, for the task it counts, IRQs off or in
-	 * NMI: the
-	 * rdpmc index + 1 of its counter, and the counter's width, if that
-	 * task may execute rdpmc there; else 0. User space then reads
+	 * NMI: the rdpmc index + 1 of its counter, and the counter's width,
+	 * if that task may execute rdpmc there; else 0. User space reads
 	 * the count as the page's offset, which is the count minus
 	 * hw.prev_count sign-extended from that width, plus rdpmc. The
 	 * backend calls pmc_userpage_reprogrammed() whenever it writes a
