@@ -256,8 +256,18 @@ void pmc_register_hw_pmu(const struct pmc_pmu *pmu);
  * false where user space cannot have it (__weak: arch override).
  */
 bool pmc_arch_user_time(struct pmc_mmap_page *up, u64 stamp);
-/* Any context on the counter's CPU, NMI included: see struct pmc_pmu. */
-void pmc_userpage_reprogrammed(struct pmc_counter *counter);
+/*
+ * Any context on the counter's CPU, NMI included: see struct pmc_pmu.
+ * Inline test: the driver calls it at every add, on the context-switch
+ * path, and most counters have no such page.
+ */
+void __pmc_userpage_reprogrammed(struct pmc_counter *counter);
+
+static inline void pmc_userpage_reprogrammed(struct pmc_counter *counter)
+{
+	if (counter->userpage_allowed)
+		__pmc_userpage_reprogrammed(counter);
+}
 /* Fills @ips with the user call chain at @regs (__weak: arch override). */
 unsigned int pmc_arch_user_callchain(struct pt_regs *regs, u64 *ips,
 				     unsigned int max);

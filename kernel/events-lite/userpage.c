@@ -65,11 +65,21 @@ bool __weak pmc_arch_user_time(struct pmc_mmap_page *up, u64 stamp)
 	return false;
 }
 
-/* The page's offset for an rdpmc counter: the count less the raw value. */
-static s64 pmc_userpage_offset(struct pmc_counter *counter, u16 width)
+/*
+ * A hardware counter's rdpmc index, width and page offset (the count
+ * less the raw value), as of now; index 0 and the count itself where
+ * user space may not execute rdpmc.
+ */
+static u32 pmc_userpage_index(struct pmc_counter *counter, u16 *width,
+			      u64 *offset)
 {
-	return local64_read(&counter->count) -
-	       sign_extend64(local64_read(&counter->hw.prev_count), width - 1);
+	u32 index = counter->pmu->user_index(counter, width);
+
+	*offset = local64_read(&counter->count);
+	if (index)
+		*offset -= sign_extend64(local64_read(&counter->hw.prev_count),
+					 *width - 1);
+	return index;
 }
 
 /*
@@ -87,11 +97,9 @@ static void pmc_userpage_write(struct pmc_counter *counter,
 
 	WRITE_ONCE(up->lock, up->lock + 1);
 	smp_wmb();	/* odd lock before the fields: the reader retries */
-	if (active && counter->pmu->user_index)
-		index = counter->pmu->user_index(counter, &width);
 	count = local64_read(&counter->count);
-	if (index)
-		count = pmc_userpage_offset(counter, width);
+	if (active && counter->pmu->user_index)
+		index = pmc_userpage_index(counter, &width, &count);
 	else if (active)
 		count_time = pmc_sw_clock_at_stamp(counter, &count);
 	up->index = index;
@@ -142,15 +150,14 @@ static void pmc_userpage_update(struct pmc_counter *counter)
  * hardware counter when it made room for someone else's. The index and
  * offset of an rdpmc page move with it.
  */
-void pmc_userpage_reprogrammed(struct pmc_counter *counter)
+void __pmc_userpage_reprogrammed(struct pmc_counter *counter)
 {
 	struct pmc_ring_buffer *rb;
 	struct pmc_mmap_page *up;
 	u16 width = 0;
 	u32 lock, index;
+	u64 offset;
 
-	if (!counter->userpage_allowed)
-		return;
 	rcu_read_lock();
 	rb = rcu_dereference(counter->rb);
 	if (!rb)
@@ -164,12 +171,11 @@ void pmc_userpage_reprogrammed(struct pmc_counter *counter)
 	}
 	if (!READ_ONCE(up->index))
 		goto out;
-	index = counter->pmu->user_index(counter, &width);
+	index = pmc_userpage_index(counter, &width, &offset);
 	WRITE_ONCE(up->lock, lock + 1);
 	smp_wmb();	/* odd lock before the fields, as in the rewrite */
 	up->index = index;
-	up->offset = index ? pmc_userpage_offset(counter, width) :
-			     local64_read(&counter->count);
+	up->offset = offset;
 	up->pmc_width = width;
 	up->cap_user_rdpmc = !!index;
 	if (!index)
