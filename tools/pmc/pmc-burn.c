@@ -2,7 +2,7 @@
 /*
  * pmc-burn: a CPU workload of known shape, to check what pmc-report shows.
  *
- *	pmc-burn [MS]
+ *	pmc-burn [-t THREADS] [MS]
  *
  * main() calls burn(), which for MS milliseconds of CPU time (500 if
  * not given) calls hot_loop() and warm_loop() in turn. Both spin the
@@ -10,13 +10,23 @@
  * hot_loop about 3/4 of the samples and warm_loop about 1/4, each with
  * the call chain main -> burn -> *_loop.
  *
+ * With -t, THREADS threads (main's included), all started at once, each
+ * burn MS milliseconds of their own CPU time, sleeping a millisecond
+ * after each round, so that the threads of a process can be told apart
+ * and none of them keeps a CPU to itself.
+ *
  * The Makefile builds this with -O1 -fno-omit-frame-pointer: frame
  * pointers let the kernel walk the stack (see spin() for the leaves),
  * and noinline keeps the three functions apart.
  */
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+
+#define MAX_THREADS	64
 
 /*
  * Rounds of warm_loop() per call, a fraction of a millisecond natively:
@@ -51,41 +61,78 @@ static __attribute__((noinline)) void warm_loop(void)
 	spin(WARM_ROUNDS);
 }
 
+static bool threaded;		/* -t: thread CPU time, with naps */
+
 static double cpu_seconds(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	clock_gettime(threaded ? CLOCK_THREAD_CPUTIME_ID :
+		      CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 static __attribute__((noinline)) void burn(double seconds)
 {
+	static const struct timespec nap = { 0, 1000000 };
 	double end = cpu_seconds() + seconds;
 
 	do {
 		hot_loop();
 		warm_loop();
+		if (threaded)
+			nanosleep(&nap, NULL);
 	} while (cpu_seconds() < end);
+}
+
+static void *burn_thread(void *ms)
+{
+	burn(*(unsigned long *)ms / 1e3);
+	return NULL;
+}
+
+static unsigned long parse_ms(const char *arg, const char *what)
+{
+	char *end;
+	unsigned long val = strtoul(arg, &end, 10);
+
+	if (end == arg || *end || arg[0] == '-') {
+		fprintf(stderr, "pmc-burn: bad %s '%s'\n", what, arg);
+		exit(2);
+	}
+	return val;
 }
 
 int main(int argc, char **argv)
 {
-	unsigned long ms = 500;
-	char *end;
+	pthread_t threads[MAX_THREADS];
+	unsigned long ms = 500, nr = 1, i;
 
+	if (argc > 2 && !strcmp(argv[1], "-t")) {
+		nr = parse_ms(argv[2], "thread count");
+		if (!nr || nr > MAX_THREADS) {
+			fprintf(stderr, "pmc-burn: 1 to %d threads\n",
+				MAX_THREADS);
+			return 2;
+		}
+		threaded = true;
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
-		fprintf(stderr, "usage: pmc-burn [MS]\n");
+		fprintf(stderr, "usage: pmc-burn [-t THREADS] [MS]\n");
 		return 2;
 	}
-	if (argc == 2) {
-		ms = strtoul(argv[1], &end, 10);
-		if (end == argv[1] || *end) {
-			fprintf(stderr, "pmc-burn: bad milliseconds '%s'\n",
-				argv[1]);
-			return 2;
+	if (argc == 2)
+		ms = parse_ms(argv[1], "milliseconds");
+	for (i = 1; i < nr; i++) {
+		if (pthread_create(&threads[i], NULL, burn_thread, &ms)) {
+			fprintf(stderr, "pmc-burn: cannot start a thread\n");
+			return 1;
 		}
 	}
 	burn(ms / 1e3);
+	for (i = 1; i < nr; i++)
+		pthread_join(threads[i], NULL);
 	return 0;
 }

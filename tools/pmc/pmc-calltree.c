@@ -8,7 +8,7 @@
 
 struct call_node *call_tree_new(void)
 {
-	return xcalloc(1, sizeof(struct call_node));
+	return must_calloc(1, sizeof(struct call_node));
 }
 
 static bool frame_same(const struct call_frame *a, const struct call_frame *b)
@@ -25,7 +25,7 @@ static struct call_node *child_of(struct call_node *parent,
 	for (node = parent->children; node; node = node->next)
 		if (frame_same(&node->frame, frame))
 			return node;
-	node = xcalloc(1, sizeof(*node));
+	node = must_calloc(1, sizeof(*node));
 	node->frame = *frame;
 	node->next = parent->children;
 	parent->children = node;

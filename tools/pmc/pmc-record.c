@@ -5,12 +5,13 @@
  *
  *	pmc-record [-e EVENT] [-c PERIOD | -F FREQ] [--rand PCT] [-g]
  *		   [-m PAGES] [-a] -o FILE [--] COMMAND [ARGS...]
- *	pmc-record ... -o FILE -p PID | -a
+ *	pmc-record ... -o FILE -p PID,... | -t TID,... | -a
  *
  * One inherited sampling counter is opened on the command before it
  * execs, so the records include the MMAP records of the binary, the
- * dynamic loader and the libraries, and the COMM of the exec; with -a
- * one counter on each online CPU instead, sampling every task. The
+ * dynamic loader and the libraries, and the COMM of the exec; with -p
+ * one on each thread of the running processes (-t: of the threads
+ * named), and with -a one on each online CPU, sampling every task. The
  * buffers are mapped writable: the kernel never overwrites unread data
  * and reports what did not fit as PMC_EVENT_LOST records. --rand draws
  * each period from PERIOD +- PCT% (attr.period_rand), so that sampling
@@ -37,7 +38,7 @@
 #include <sys/stat.h>
 
 #include "pmc-child.h"
-#include "pmc-cpus.h"
+#include "pmc-targets.h"
 #include "pmc-data.h"
 #include "pmc-tools.h"
 
@@ -77,9 +78,15 @@ static const struct {
 #define DEFAULT_RAW_PERIOD	100000
 
 struct recording {
-	/* One sampling counter and ring per target: the task, or each CPU. */
+	/*
+	 * One sampling counter and ring per target: the command, each
+	 * thread of -p or -t, or each CPU of -a.
+	 */
 	size_t nr;
-	int *cpus;			/* -a: the CPUs; NULL: a task */
+	int *cpus;			/* -a: the CPUs */
+	pid_t *tids;			/* -p, -t: the threads */
+	pid_t *ids;			/* -p, -t: as given */
+	int nr_ids;
 	struct pmc_ring *rings;		/* ring.fd is the counter */
 	const char *path;
 	FILE *out;
@@ -87,6 +94,7 @@ struct recording {
 	struct pmc_data_header header;
 	__u64 data_size;		/* record bytes written so far */
 	__u64 nr_skipped;		/* unreadable bytes, never expected */
+	__u64 nr_throttles;		/* THROTTLE records: samples stopped */
 };
 
 static void usage(FILE *out)
@@ -95,10 +103,10 @@ static void usage(FILE *out)
 		"usage: pmc-record [-e EVENT] [-c PERIOD | -F FREQ] [--rand PCT] [-g]\n"
 		"                  [-m PAGES] [-a] -o FILE [--] COMMAND [ARGS...]\n"
 		"       pmc-record [-e EVENT] [-c PERIOD | -F FREQ] [--rand PCT] [-g]\n"
-		"                  [-m PAGES] -o FILE -p PID | -a\n"
+		"                  [-m PAGES] -o FILE -p PID,... | -t TID,... | -a\n"
 		"\n"
-		"Run COMMAND (and the processes it starts), or watch the running\n"
-		"task PID until it exits or SIGINT, sample where it spends EVENT,\n"
+		"Run COMMAND (and the processes it starts), or watch running\n"
+		"processes until they exit or SIGINT, sample where they spend EVENT,\n"
 		"and write the samples to FILE for pmc-report. With -a, sample\n"
 		"every task on every CPU while COMMAND runs, or until SIGINT.\n"
 		"\n"
@@ -111,7 +119,9 @@ static void usage(FILE *out)
 		"  -m, --mmap-pages=PAGES  ring buffer data pages, a power of two\n"
 		"                          (default %d)\n"
 		"  -o, --output=FILE       the data file to write\n"
-		"  -p, --pid=PID           record the running task PID\n"
+		"  -p, --pid=PID,...       record every thread of the processes PID\n"
+		"                          (and the threads they start)\n"
+		"  -t, --tid=TID,...       record only the threads TID\n"
 		"  -a, --all-cpus          record every task on every online CPU\n"
 		"      --rand=PCT          draw each period from PERIOD +- PCT%%\n"
 		"                          (1 to 50), not to sample in step with\n"
@@ -165,10 +175,11 @@ static __u64 default_period(__u64 config, enum pmc_unit unit)
 /*
  * Open the sampling counter on @pid, or with -a on @cpu. At pmc_paranoid
  * 2 only user-mode sampling of a task is allowed, so EACCES retries with
- * exclude_kernel like pmc-stat. Returns the fd, or -1 after printing why.
+ * exclude_kernel like pmc-stat. Returns the fd, or -1 after printing why;
+ * with @gone_ok, -2 if @pid exited (a thread of -p since it was listed).
  */
 static int open_counter(struct pmc_attr *attr, const char *event, pid_t pid,
-			int cpu)
+			int cpu, bool gone_ok)
 {
 	int fd, err;
 
@@ -181,6 +192,8 @@ static int open_counter(struct pmc_attr *attr, const char *event, pid_t pid,
 		return fd;
 
 	err = errno;
+	if (gone_ok && err == ESRCH)
+		return -2;
 	if (cpu >= 0 && pmc_explain_cpu_error("pmc-record", err, cpu,
 					      attr->config))
 		return -1;
@@ -251,6 +264,7 @@ static int drain_ring(struct recording *rec, struct pmc_ring *ring)
 		ret = pmc_ring_next(ring);
 		if (ret <= 0)
 			break;
+		rec->nr_throttles += ring->rec->h.type == PMC_EVENT_THROTTLE;
 		if (write_out(rec, ring->rec, ring->rec->h.size)) {
 			ring->tail = ring->head;	/* keep the kernel going */
 			break;
@@ -538,9 +552,19 @@ static int finish_output(struct recording *rec)
  * the rings are empty: its exit is complete by then, so nothing of it
  * can still arrive. Inherited copies in processes that outlive the
  * command are not waited for, as pmc-stat does not wait for them either.
- * With -p or -a and no command (@child NULL): until the task is gone, or
- * SIGINT.
+ * With -p, -t or -a and no command (@child NULL): until the threads are
+ * gone, or SIGINT.
  */
+static bool all_hung_up(const short *revents, size_t nr)
+{
+	size_t t;
+
+	for (t = 0; t < nr; t++)
+		if (!(revents[t] & POLLHUP))
+			return false;
+	return true;
+}
+
 static int record_loop(struct recording *rec, struct pmc_child *child)
 {
 	struct pmc_ring **rings = calloc(rec->nr, sizeof(*rings));
@@ -567,7 +591,7 @@ static int record_loop(struct recording *rec, struct pmc_child *child)
 		if (drain_rings(rec))
 			goto out;
 		/* A task's counter hangs up when the task is gone. */
-		if (n > 0 && !rec->cpus && (revents[0] & POLLHUP))
+		if (n > 0 && !rec->cpus && all_hung_up(revents, rec->nr))
 			break;
 		for (t = 0; n > 0 && t < rec->nr; t++) {
 			if (revents[t] & (POLLERR | POLLNVAL)) {
@@ -606,16 +630,20 @@ static void stop_recording(struct recording *rec, bool keep)
 
 /*
  * What the recording cannot see happen: the executable mappings and
- * names of the tasks that already run (-p: the task; -a: every task).
+ * names of the tasks that already run (-p, -t: their processes; -a:
+ * every task).
  */
-static int synthesize(struct recording *rec, pid_t pid)
+static int synthesize(struct recording *rec)
 {
 	struct dirent *d;
 	DIR *proc;
-	int ret = 0;
+	int ret = 0, i;
+	pid_t pid;
 
+	for (i = 0; !rec->cpus && !ret && i < rec->nr_ids; i++)
+		ret = synthesize_task(rec, pmc_thread_tgid(rec->ids[i]));
 	if (!rec->cpus)
-		return synthesize_task(rec, pid);
+		return ret;
 	proc = opendir("/proc");
 	if (!proc) {
 		perror("pmc-record: /proc");
@@ -631,16 +659,16 @@ static int synthesize(struct recording *rec, pid_t pid)
 }
 
 /*
- * Open a counter on @pid (or on each CPU of rec->cpus), map the rings,
- * start the file (for -p and -a, with what already runs) and enable the
- * counters. Returns 0, or -1 after
+ * Open a counter on @pid (or on each CPU of rec->cpus, or each thread of
+ * rec->tids), map the rings, start the file (for -p, -t and -a, with
+ * what already runs) and enable the counters. Returns 0, or -1 after
  * printing why, with nothing left behind.
  */
 static int start_recording(struct recording *rec, struct pmc_attr *attr,
 			   const char *event, pid_t pid, size_t data_pages,
 			   char **cmd)
 {
-	size_t t;
+	size_t t, targets = rec->nr;
 	int fd;
 
 	rec->rings = calloc(rec->nr, sizeof(*rec->rings));
@@ -650,20 +678,29 @@ static int start_recording(struct recording *rec, struct pmc_attr *attr,
 	}
 	for (t = 0; t < rec->nr; t++)
 		rec->rings[t].fd = -1;
-	for (t = 0; t < rec->nr; t++) {
-		fd = open_counter(attr, event, rec->cpus ? -1 : pid,
-				  rec->cpus ? rec->cpus[t] : -1);
+	/* Rings of the threads that are still there, in a row. */
+	rec->nr = 0;
+	for (t = 0; t < targets; t++) {
+		fd = open_counter(attr, event, rec->tids ? rec->tids[t] : pid,
+				  rec->cpus ? rec->cpus[t] : -1, !!rec->tids);
+		if (fd == -2)
+			continue;
 		if (fd < 0)
 			goto fail;
-		if (map_ring(&rec->rings[t], fd, data_pages)) {
+		if (map_ring(&rec->rings[rec->nr], fd, data_pages)) {
 			close(fd);
 			goto fail;
 		}
+		rec->nr++;
+	}
+	if (!rec->nr) {
+		fprintf(stderr, "pmc-record: the threads to record are gone\n");
+		goto fail;
 	}
 	fill_header(&rec->header, attr, event, rec->cpus ? -1 : pid, cmd);
 	if (open_output(rec))
 		goto fail;
-	if ((!cmd[0] || rec->cpus) && synthesize(rec, pid))
+	if ((!cmd[0] || rec->cpus) && synthesize(rec))
 		goto fail;
 	for (t = 0; t < rec->nr; t++) {
 		if (ioctl(rec->rings[t].fd, PMC_IOC_ENABLE) < 0) {
@@ -701,8 +738,12 @@ static int finish(struct recording *rec, struct pmc_child *child)
 	if (rec->nr_skipped)
 		fprintf(stderr, "pmc-record: warning: %" PRIu64 " bytes of unreadable records were skipped\n",
 			(uint64_t)rec->nr_skipped);
-	fprintf(stderr, "pmc-record: %" PRIu64 " samples, %" PRIu64 " lost, written to %s\n",
-		(uint64_t)samples, (uint64_t)lost, rec->path);
+	fprintf(stderr, "pmc-record: %" PRIu64 " samples, %" PRIu64 " lost, ",
+		(uint64_t)samples, (uint64_t)lost);
+	if (rec->nr_throttles)
+		fprintf(stderr, "throttled %" PRIu64 " times (kernel.pmc_max_sample_rate), ",
+			(uint64_t)rec->nr_throttles);
+	fprintf(stderr, "written to %s\n", rec->path);
 	return 0;
 }
 
@@ -716,6 +757,7 @@ int main(int argc, char **argv)
 		{ "mmap-pages",	required_argument, NULL, 'm' },
 		{ "output",	required_argument, NULL, 'o' },
 		{ "pid",	required_argument, NULL, 'p' },
+		{ "tid",	required_argument, NULL, 't' },
 		{ "all-cpus",	no_argument,	   NULL, 'a' },
 		{ "rand",	required_argument, NULL, 'R' },
 		{ "help",	no_argument,	   NULL, 'h' },
@@ -729,12 +771,13 @@ int main(int argc, char **argv)
 	unsigned int rand = 0;
 	struct pmc_attr attr;
 	struct pmc_child child;
-	pid_t attach_pid = 0;
+	const char *attach = NULL;
+	bool whole = false;
 	char **cmd;
 	int opt;
 
 	/* '+': options after COMMAND belong to COMMAND. */
-	while ((opt = getopt_long(argc, argv, "+e:c:F:gm:o:p:ah", longopts,
+	while ((opt = getopt_long(argc, argv, "+e:c:F:gm:o:p:t:ah", longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'e':
@@ -760,10 +803,9 @@ int main(int argc, char **argv)
 			rec.path = optarg;
 			break;
 		case 'p':
-			val = parse_count(optarg, "pid");
-			if (val > INT_MAX)
-				bad_usage("invalid pid '%s'", optarg);
-			attach_pid = val;
+		case 't':
+			attach = optarg;
+			whole = opt == 'p';
 			break;
 		case 'a':
 			all_cpus = true;
@@ -784,12 +826,18 @@ int main(int argc, char **argv)
 		}
 	}
 	cmd = argv + optind;
-	if (!cmd[0] && !attach_pid && !all_cpus)
+	if (!cmd[0] && !attach && !all_cpus)
 		bad_usage("no command to record");
-	if (cmd[0] && attach_pid)
-		bad_usage("-p records a running task: no COMMAND with it");
-	if (all_cpus && attach_pid)
-		bad_usage("-p records a task, -a the CPUs: choose one");
+	if (cmd[0] && attach)
+		bad_usage("-p and -t record running tasks: no COMMAND with them");
+	if (all_cpus && attach)
+		bad_usage("-p and -t record tasks, -a the CPUs: choose one");
+	if (attach) {
+		rec.nr_ids = pmc_id_list(attach, &rec.ids);
+		if (rec.nr_ids < 0 || !rec.ids[0])
+			bad_usage("invalid %s list '%s': use N,M",
+				  whole ? "process" : "thread", attach);
+	}
 	if (!rec.path)
 		bad_usage("no output file: use -o FILE");
 
@@ -838,11 +886,23 @@ int main(int argc, char **argv)
 		}
 		rec.nr = n;
 	}
+	if (attach) {
+		pid_t missing;
+		int n = pmc_thread_list(rec.ids, rec.nr_ids, whole, &rec.tids,
+					&missing);
+
+		if (n < 0) {
+			fprintf(stderr, "pmc-record: no %s %d\n",
+				whole ? "process" : "thread", (int)missing);
+			return 1;
+		}
+		rec.nr = n;
+	}
 	if (!cmd[0]) {
-		/* -p, or -a alone: SIGINT ends the recording. */
+		/* -p, -t, or -a alone: SIGINT ends the recording. */
 		pmc_catch_sigint();
-		if (start_recording(&rec, &attr, event, attach_pid, data_pages,
-				    cmd))
+		if (start_recording(&rec, &attr, event,
+				    attach ? rec.ids[0] : -1, data_pages, cmd))
 			return 1;
 		return finish(&rec, NULL);
 	}

@@ -5,6 +5,7 @@
  *	pmc-report [-s KEYS] [-G caller|callee] [--svg FLAME.svg]
  *		   [--symfs DIR] FILE
  *	pmc-report --folded [--svg FLAME.svg] [--symfs DIR] FILE
+ *	pmc-report --script [--symfs DIR] FILE
  *
  *	-s, --sort KEYS	instead of the symbol and thread tables, one
  *			table whose rows are told apart by KEYS, a comma
@@ -25,6 +26,16 @@
  *			frame's samples, click to zoom into it, Search (or
  *			Ctrl-F) to highlight frames by regular expression
  *			and see their share of all samples
+ *	--script	instead of tables, each sample as perf script
+ *			prints it by default: "comm pid/tid time: event:",
+ *			then a line per frame, innermost first, "address
+ *			symbol (object)", then a blank line; the input of
+ *			Firefox Profiler, speedscope and hotspot
+ *	-n, --rows N	the top N rows of each table (default 20; 0: all)
+ *	--percent-limit PCT
+ *			leave out rows, and call graph branches, of less
+ *			than PCT% of all samples (default: no rows; 0.5%
+ *			of the branches)
  *	--symfs DIR	look a recorded file P up as DIR/P, then as
  *			DIR/basename(P): the files of a recording made in a
  *			VM resolve on the host
@@ -55,7 +66,7 @@
 #include "pmc-tools.h"
 #include "pmc-util.h"
 
-#define TOP_ROWS	20
+#define DEFAULT_ROWS	20
 
 /* The x86-64 kernel half; user IPs never reach it. */
 #define KERNEL_START	0xffff800000000000ULL
@@ -299,31 +310,23 @@ struct stack {
 	size_t nr, cap;
 };
 
-static void stack_push(struct stack *st, const char *name, bool kernel)
-{
-	GROW(st->frames, st->nr, st->cap);
-	st->frames[st->nr++] = (struct call_frame) {
-		.name = name,
-		.kernel = kernel,
-	};
-}
-
 /*
- * The stack of @s, whose IP resolved to @ip: its call chain, the kernel
- * part then the user part, each starting where that mode was
- * interrupted and going on with return addresses. Without a chain, or
- * with one that leaves out the IP (a kernel IP pmc_paranoid hides),
- * the IP comes first.
+ * Call @fn for each frame of the stack of @s, whose IP resolved to @ip,
+ * innermost first: its call chain, the kernel part then the user part,
+ * each starting where that mode was interrupted and going on with
+ * return addresses. Without a chain, or with one that leaves out the IP
+ * (a kernel IP pmc_paranoid hides), the IP comes first.
  */
-static void sample_stack(const struct sample *s, const struct frame *ip,
-			 bool kernel, struct stack *st)
+static void walk_stack(const struct sample *s, const struct frame *ip,
+		       bool kernel, void *arg,
+		       void (*fn)(void *arg, __u64 addr, const struct frame *f,
+				  bool kernel))
 {
 	struct frame f;
 	size_t i;
 
-	st->nr = 0;
 	if (!s->chain_nr || chain_ip(s, 0) != s->ip)
-		stack_push(st, frame_name(ip), kernel);
+		fn(arg, s->ip, ip, kernel);
 	for (i = 0; i < s->chain_nr; i++) {
 		bool in_kernel = i < s->chain_kernel;
 		bool ret = i != 0 && i != s->chain_kernel;
@@ -333,8 +336,42 @@ static void sample_stack(const struct sample *s, const struct frame *ip,
 		if (ret && !addr)
 			continue;
 		resolve(s->pid, addr, in_kernel, ret, &f);
-		stack_push(st, frame_name(&f), in_kernel);
+		fn(arg, addr, &f, in_kernel);
 	}
+}
+
+static void stack_push(struct stack *st, const char *name, bool kernel)
+{
+	GROW(st->frames, st->nr, st->cap);
+	st->frames[st->nr++] = (struct call_frame) {
+		.name = name,
+		.kernel = kernel,
+	};
+}
+
+static void push_frame(void *st, __u64 addr, const struct frame *f,
+		       bool kernel)
+{
+	(void)addr;
+	stack_push(st, frame_name(f), kernel);
+}
+
+/* The stack of @s, whose IP resolved to @ip (see walk_stack()). */
+static void sample_stack(const struct sample *s, const struct frame *ip,
+			 bool kernel, struct stack *st)
+{
+	st->nr = 0;
+	walk_stack(s, ip, kernel, st, push_frame);
+}
+
+/* --script: a frame line as perf script prints it. */
+static void print_script_frame(void *arg, __u64 addr, const struct frame *f,
+			       bool kernel)
+{
+	(void)arg;
+	printf("\t%16" PRIx64 " %s (%s)\n", (uint64_t)addr,
+	       f->sym ? f->sym : unknown_name,
+	       kernel ? "[kernel.kallsyms]" : f->dso);
 }
 
 /* --- histograms ------------------------------------------------------- */
@@ -461,7 +498,7 @@ static struct hist_entry *hist_add(struct hist *hist,
 
 	if (2 * (hist->used + 1) > hist->size) {
 		size_t size = hist->size ? 2 * hist->size : 256, i;
-		struct hist_entry *slots = xcalloc(size, sizeof(*slots));
+		struct hist_entry *slots = must_calloc(size, sizeof(*slots));
 
 		for (i = 0; i < hist->size; i++)
 			if (hist->slots[i].samples)
@@ -517,7 +554,7 @@ static int hist_cmp(const void *a, const void *b)
 /* The rows of @hist, sorted; *nr gets their number. */
 static struct hist_entry *hist_sorted(const struct hist *hist, size_t *nr)
 {
-	struct hist_entry *rows = xcalloc(hist->used, sizeof(*rows));
+	struct hist_entry *rows = must_calloc(hist->used, sizeof(*rows));
 	size_t i, n = 0;
 
 	for (i = 0; i < hist->size; i++)
@@ -536,6 +573,9 @@ struct report {
 	const struct pmc_data_header *hdr;
 	const struct sort_order *order;	/* the table's columns */
 	bool sorted;			/* --sort: no thread table */
+	bool script;			/* --script: each sample, no tables */
+	size_t rows;			/* -n: rows per table, 0 for all */
+	double percent_limit;		/* --percent-limit: smallest row */
 	enum graph_mode graph;		/* -G: call graphs under the rows */
 	bool finished;			/* pmc-record wrote the sizes */
 	__u64 nr_samples;
@@ -591,6 +631,15 @@ static void add_sample(struct report *rep, const struct sample *s)
 	rep->nr_samples++;
 
 	resolve(s->pid, s->ip, kernel, false, &ip);
+	if (rep->script) {
+		printf("%-16s %7u/%-7u %6" PRIu64 ".%06" PRIu64 ": %s:\n",
+		       find_comm(s->pid, s->tid), s->pid, s->tid,
+		       (uint64_t)(s->time / 1000000000),
+		       (uint64_t)(s->time % 1000000000 / 1000), rep->hdr->event);
+		walk_stack(s, &ip, kernel, NULL, print_script_frame);
+		putchar('\n');
+		return;
+	}
 	describe_sample(rep, s, &ip, kernel, &cells);
 	row = hist_add(&rep->table, &cells);
 	if (!rep->sorted)
@@ -788,7 +837,7 @@ static unsigned char *read_file(const char *path, __u64 *size)
 		die("%s", strerror(errno));
 	if (!S_ISREG(st.st_mode))
 		die("not a regular file");
-	buf = xrealloc(NULL, st.st_size);
+	buf = must_realloc(NULL, st.st_size);
 	while (len < (size_t)st.st_size) {
 		ssize_t n = read(fd, buf + len, st.st_size - len);
 
@@ -953,19 +1002,31 @@ static void print_header(const struct report *rep)
 		       (uint64_t)rep->nr_unknown);
 }
 
-/* What the rows after the first TOP_ROWS add up to, if any. */
-static void print_rest(const struct hist_entry *rows, size_t nr,
-		       __u64 total)
+/* How many of the @nr sorted @rows -n and --percent-limit show. */
+static size_t rows_shown(const struct report *rep,
+			 const struct hist_entry *rows, size_t nr)
+{
+	size_t n = 0;
+
+	while (n < nr && (!rep->rows || n < rep->rows) &&
+	       percent(rows[n].samples, rep->nr_samples) >= rep->percent_limit)
+		n++;
+	return n;
+}
+
+/* What the rows after the @shown ones add up to, if any. */
+static void print_rest(const struct hist_entry *rows, size_t shown,
+		       size_t nr, __u64 total)
 {
 	__u64 rest = 0;
 	size_t i;
 
-	if (nr <= TOP_ROWS)
+	if (nr <= shown)
 		return;
-	for (i = TOP_ROWS; i < nr; i++)
+	for (i = shown; i < nr; i++)
 		rest += rows[i].samples;
 	printf("# ... %zu more rows: %" PRIu64 " samples (%.2f%%)\n",
-	       nr - TOP_ROWS, (uint64_t)rest, percent(rest, total));
+	       nr - shown, (uint64_t)rest, percent(rest, total));
 }
 
 /* Cell @key of @e; @buf holds it if it must be formatted. */
@@ -1015,7 +1076,10 @@ static void print_cells(const struct sort_order *order,
 	}
 }
 
-/* A call graph leaves out branches of less than this share of all samples. */
+/*
+ * A call graph leaves out branches of less than this share of all
+ * samples, unless --percent-limit says otherwise.
+ */
 #define GRAPH_MIN_PERCENT	0.5
 /* It starts under the Overhead column, as perf's does. */
 #define GRAPH_INDENT		12
@@ -1023,12 +1087,13 @@ static void print_cells(const struct sort_order *order,
 struct graph_printer {
 	struct strbuf prefix;		/* what goes before a line's frame */
 	__u64 total;			/* samples in the file */
+	double min_percent;		/* of the branches shown */
 };
 
 static bool graph_shows(const struct graph_printer *gp,
 			const struct call_node *node)
 {
-	return node && percent(node->total, gp->total) >= GRAPH_MIN_PERCENT;
+	return node && percent(node->total, gp->total) >= gp->min_percent;
 }
 
 /*
@@ -1067,7 +1132,10 @@ static void print_graph_below(struct graph_printer *gp,
 /* The call graph of a row, @root the tree of its samples' stacks. */
 static void print_call_graph(const struct report *rep, struct call_node *root)
 {
-	struct graph_printer gp = { .total = rep->nr_samples };
+	struct graph_printer gp = {
+		.total = rep->nr_samples,
+		.min_percent = rep->percent_limit ?: GRAPH_MIN_PERCENT,
+	};
 	const struct call_node *only = root->children;
 
 	call_tree_sort(root, CALL_BY_SAMPLES);
@@ -1087,12 +1155,13 @@ static void print_call_graph(const struct report *rep, struct call_node *root)
 static void print_table(const struct report *rep)
 {
 	struct hist_entry *rows;
-	size_t nr, i;
+	size_t nr, i, shown;
 
 	rows = hist_sorted(&rep->table, &nr);
+	shown = rows_shown(rep, rows, nr);
 	printf("\n# %8s %9s ", "Overhead", "Samples");
 	print_cells(rep->order, NULL);
-	for (i = 0; i < nr && i < TOP_ROWS; i++) {
+	for (i = 0; i < shown; i++) {
 		const struct hist_entry *e = &rows[i];
 
 		printf("  %7.2f%% %9" PRIu64 " ",
@@ -1102,26 +1171,27 @@ static void print_table(const struct report *rep)
 		if (e->calls)
 			print_call_graph(rep, e->calls);
 	}
-	print_rest(rows, nr, rep->nr_samples);
+	print_rest(rows, shown, nr, rep->nr_samples);
 	free(rows);
 }
 
 static void print_threads(const struct report *rep)
 {
 	struct hist_entry *rows;
-	size_t nr, i;
+	size_t nr, i, shown;
 
 	rows = hist_sorted(&rep->threads, &nr);
+	shown = rows_shown(rep, rows, nr);
 	printf("\n# %8s  %-16s %9s %9s\n", "Tid", "Command", "Samples",
 	       "Overhead");
-	for (i = 0; i < nr && i < TOP_ROWS; i++) {
+	for (i = 0; i < shown; i++) {
 		const struct hist_entry *e = &rows[i];
 
 		printf("  %8u  %-16s %9" PRIu64 " %8.2f%%\n", e->tid,
 		       e->last_comm, (uint64_t)e->samples,
 		       percent(e->samples, rep->nr_samples));
 	}
-	print_rest(rows, nr, rep->nr_samples);
+	print_rest(rows, shown, nr, rep->nr_samples);
 	free(rows);
 }
 
@@ -1150,7 +1220,7 @@ static void fold(const struct call_node *node, struct strbuf *path,
 		if (child->self) {
 			GROW(out->lines, out->nr, out->cap);
 			out->lines[out->nr++] = (struct folded) {
-				.stack = xstrdup(path->buf),
+				.stack = must_strdup(path->buf),
 				.samples = child->self,
 			};
 		}
@@ -1214,6 +1284,7 @@ static void usage(FILE *out)
 		"usage: pmc-report [-s KEYS] [-G caller|callee] [--svg FLAME.svg]\n"
 		"                  [--symfs DIR] FILE\n"
 		"       pmc-report --folded [--svg FLAME.svg] [--symfs DIR] FILE\n"
+		"       pmc-report --script [--symfs DIR] FILE\n"
 		"\n"
 		"Show where the samples in FILE, written by pmc-record, fell:\n"
 		"the top symbols and the threads.\n"
@@ -1227,7 +1298,12 @@ static void usage(FILE *out)
 		"  --folded         print each distinct stack and its samples\n"
 		"                   instead, as flamegraph.pl reads them\n"
 		"  --svg FLAME.svg  write an interactive flame graph too\n"
-		"  --symfs DIR      look the recorded files up under DIR\n");
+		"  --script         print each sample as perf script does instead\n"
+		"                   (for Firefox Profiler, speedscope, hotspot)\n"
+		"  -n, --rows N     the top N rows of each table (default %d; 0: all)\n"
+		"  --percent-limit PCT  no rows, or call graph branches, under PCT%%\n"
+		"  --symfs DIR      look the recorded files up under DIR\n",
+		DEFAULT_ROWS);
 }
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
@@ -1246,6 +1322,20 @@ usage_error(const char *fmt, ...)
 	exit(2);
 }
 
+/* A number of -n or --percent-limit, from @min to @max. */
+static double parse_number(const char *arg, double min, double max,
+			   const char *what)
+{
+	char *end;
+	double val;
+
+	errno = 0;
+	val = strtod(arg, &end);
+	if (errno || end == arg || *end || !(val >= min && val <= max))
+		usage_error("invalid %s '%s' (%g to %g)", what, arg, min, max);
+	return val;
+}
+
 static enum sort_key parse_sort_key(const char *name)
 {
 	int key;
@@ -1260,7 +1350,7 @@ static enum sort_key parse_sort_key(const char *name)
 /* --sort: a comma list of keys, each at most once. */
 static void parse_sort(const char *arg, struct sort_order *order)
 {
-	char *list = xstrdup(arg), *rest = list, *name;
+	char *list = must_strdup(arg), *rest = list, *name;
 
 	*order = (struct sort_order) { 0 };
 	while ((name = strsep(&rest, ","))) {
@@ -1283,7 +1373,7 @@ static enum graph_mode parse_graph_mode(const char *mode)
 	usage_error("-G takes caller or callee, not '%s'", mode);
 }
 
-enum { OPT_SYMFS = 256, OPT_FOLDED, OPT_SVG };
+enum { OPT_SYMFS = 256, OPT_FOLDED, OPT_SVG, OPT_SCRIPT, OPT_PERCENT };
 
 static const struct option options[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -1292,12 +1382,15 @@ static const struct option options[] = {
 	{ "symfs", required_argument, NULL, OPT_SYMFS },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "svg", required_argument, NULL, OPT_SVG },
+	{ "script", no_argument, NULL, OPT_SCRIPT },
+	{ "rows", required_argument, NULL, 'n' },
+	{ "percent-limit", required_argument, NULL, OPT_PERCENT },
 	{ NULL, 0, NULL, 0 }
 };
 
 int main(int argc, char **argv)
 {
-	struct report rep = { .order = &default_order };
+	struct report rep = { .order = &default_order, .rows = DEFAULT_ROWS };
 	struct sort_order order;
 	const char *svg = NULL;
 	bool folded = false;
@@ -1305,7 +1398,7 @@ int main(int argc, char **argv)
 	__u64 size, len;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "hs:G:", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "hs:G:n:", options, NULL)) != -1) {
 		switch (opt) {
 		case 'h':
 			usage(stdout);
@@ -1327,6 +1420,19 @@ int main(int argc, char **argv)
 		case OPT_SVG:
 			svg = optarg;
 			break;
+		case OPT_SCRIPT:
+			rep.script = true;
+			break;
+		case 'n':
+			rep.rows = parse_number(optarg, 0, 1e9, "row count");
+			if (rep.rows != strtod(optarg, NULL))
+				usage_error("-n takes a whole number of rows, not '%s'",
+					    optarg);
+			break;
+		case OPT_PERCENT:
+			rep.percent_limit = parse_number(optarg, 0, 100,
+							 "percent limit");
+			break;
 		default:
 			usage_error(NULL);
 		}
@@ -1335,6 +1441,8 @@ int main(int argc, char **argv)
 		usage_error(NULL);
 	if (folded && (rep.sorted || rep.graph))
 		usage_error("--folded prints stacks only: no -s or -G with it");
+	if (rep.script && (folded || svg || rep.sorted || rep.graph))
+		usage_error("--script prints samples only: no --folded, --svg, -s or -G with it");
 	if (folded || svg)
 		rep.stacks = call_tree_new();
 	data_path = argv[optind];
@@ -1354,6 +1462,8 @@ int main(int argc, char **argv)
 	replay(&rep, buf + rep.hdr->header_size, len);
 	free(rep.open_throttles);	/* a throttle at the end has no gap */
 	check_counts(&rep);
+	if (rep.script)
+		return 0;
 
 	if (rep.stacks)
 		call_tree_sort(rep.stacks, CALL_BY_NAME);

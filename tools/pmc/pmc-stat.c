@@ -3,10 +3,16 @@
  * pmc-stat: count events while a command (or an existing task) runs,
  * using pmc_open(2), and print the totals like perf stat.
  *
- *	pmc-stat [-e EVENT,...] [-p PID | -a | -C LIST] [-r N | -I MS] [-x SEP | -j] [--] COMMAND...
- *	pmc-stat [-e EVENT,...] [-I MS] [-x SEP | -j] -p PID | -a | -C LIST
+ *	pmc-stat [-e EVENT,...] [-p PID,... | -t TID,... | -a | -C LIST] [-r N | -I MS]
+ *		 [-x SEP | -j] [--per-thread | -A] [--] COMMAND...
+ *	pmc-stat [-e EVENT,...] [-I MS] [-x SEP | -j] [--per-thread | -A]
+ *		 -p PID,... | -t TID,... | -a | -C LIST
  *
- * Counters are inherited, so a command's whole process tree is counted.
+ * Counters are inherited, so a command's whole process tree is counted,
+ * and so are the threads a process attached with -p starts later; -p
+ * opens one counter on each thread it has, -t on the threads named.
+ * The counts are summed over the threads or CPUs unless --per-thread or
+ * -A (--no-aggr) asks for a line each.
  * Events are libpmc event strings: "{a,b}" opens a group, scheduled on
  * the PMU as a unit; perf's modifiers ":u", ":k" and ":D" count user
  * or kernel mode only, or pin an event or group. -x and -j print perf stat's
@@ -29,7 +35,7 @@
 #include <sys/ioctl.h>
 
 #include "pmc-child.h"
-#include "pmc-cpus.h"
+#include "pmc-targets.h"
 #include "pmc-tools.h"
 
 #define DEFAULT_EVENTS	"task-clock,context-switches,cpu-migrations,page-faults"
@@ -41,12 +47,20 @@
 #define PID_POLL_NS	100000000L
 #define INTERVAL_STEP_NS	10000000L
 
+/* One target's count of an event, for --per-thread and -A. */
+struct stat_target_count {
+	struct pmc_count count;
+	struct pmc_count last;		/* -I: at the last interval */
+	bool counted;
+};
+
 /* The counts of events[i], summed over the targets. */
 struct stat_counter {
 	const char *name;		/* as the user spelt it */
 	__u64 config;
 	enum pmc_unit unit;
 	int *fds;			/* per target; -1: not open */
+	struct stat_target_count *per;	/* per target */
 	bool supported;			/* false: no PMU for it */
 	bool counted;			/* ran at least once */
 	struct pmc_count count;
@@ -86,13 +100,21 @@ static struct stat_counter *counters;	/* one per event */
 static size_t nr_counters;
 static bool user_only;			/* fell back to exclude_kernel */
 /*
- * What the counters watch: one task (cpus == NULL, nr_targets 1), or
- * with -a or -C every task on each CPU in cpus[], one counter per CPU
- * per event.
+ * What the counters watch: one task (cpus and tids NULL, nr_targets 1),
+ * with -a or -C every task on each CPU in cpus[], with -p or -t each
+ * thread in tids[]: one counter per target per event.
  */
 static int *cpus;
+static pid_t *tids;
 static size_t nr_targets = 1;
+static char (*target_names)[40];	/* "CPU0", "comm-TID" */
 static const char *cpu_list;		/* as given, for the report */
+static pid_t *attach_ids;		/* -p or -t as given */
+static int nr_attach;
+static const char *attach_list;		/* ... for the report */
+static bool attach_whole;		/* -p: each process's threads */
+static bool per_target;			/* --per-thread, -A */
+static long print_target = -1;		/* the target being printed, or -1 */
 static const char *csv_sep;		/* -x */
 static bool json;			/* -j */
 static unsigned int repeat = 1;		/* -r */
@@ -102,20 +124,27 @@ static double interval_time = -1;	/* -I: seconds, for the printers */
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: pmc-stat [-e EVENT,...] [-p PID | -a | -C LIST] [-r N | -I MS] [-x SEP | -j] [--] COMMAND [ARGS...]\n"
-		"       pmc-stat [-e EVENT,...] [-I MS] [-x SEP | -j] -p PID | -a | -C LIST\n"
+		"usage: pmc-stat [-e EVENT,...] [-p PID,... | -t TID,... | -a | -C LIST]\n"
+		"                [-r N | -I MS] [-x SEP | -j] [--per-thread | -A] [--] COMMAND [ARGS...]\n"
+		"       pmc-stat [-e EVENT,...] [-I MS] [-x SEP | -j] [--per-thread | -A]\n"
+		"                -p PID,... | -t TID,... | -a | -C LIST\n"
 		"\n"
-		"Run COMMAND and print event counts for it, or count an existing\n"
-		"task PID while COMMAND runs or until it exits or SIGINT.\n"
+		"Run COMMAND and print event counts for it, or count existing\n"
+		"processes while COMMAND runs or until they exit or SIGINT.\n"
 		"\n"
 		"  -e, --event=EVENT,...  events to count (repeatable; default\n"
 		"                         " DEFAULT_EVENTS ");\n"
 		"                         {EVENT,...} is a group; EVENT:u counts\n"
-		"                         user mode only, :k kernel mode, :D pins\n"
-		"  -p, --pid=PID          attach to task PID instead of COMMAND\n"
+		"                         user mode only, :k kernel mode, :D pins;\n"
+		"                         :p is accepted and has no effect\n"
+		"  -p, --pid=PID,...      count every thread of the processes PID\n"
+		"                         (and the threads they start)\n"
+		"  -t, --tid=TID,...      count only the threads TID\n"
 		"  -a, --all-cpus         count every task on every online CPU\n"
 		"                         (while COMMAND runs, or until SIGINT)\n"
 		"  -C, --cpu=LIST         the same on the CPUs of LIST (0,2-3)\n"
+		"      --per-thread       with -p or -t: a count per thread\n"
+		"  -A, --no-aggr          with -a or -C: a count per CPU\n"
 		"  -r, --repeat=N         run COMMAND N times; print the means and\n"
 		"                         the relative standard error of each\n"
 		"  -x, --field-separator=SEP  one CSV line per event: value, unit,\n"
@@ -124,10 +153,64 @@ static void usage(FILE *out)
 		"  -j, --json             one JSON object per event (perf's keys)\n"
 		"  -I, --interval-print=MS  print the counts of every MS ms (10 or\n"
 		"                         more), stamped with the time, and no total\n"
+		"  -l, --list             list the events, and which of them this\n"
+		"                         kernel's PMU counts\n"
 		"  -h, --help             show this help\n"
 		"\n"
 		"Events:\n");
 	pmc_events_list(out);
+}
+
+/*
+ * --list: the generic events, each tried on this task (user mode,
+ * disabled) so that the list says what this kernel and its PMU take.
+ */
+static int list_events(void)
+{
+	const char *name, *alias;
+	__u64 config;
+	size_t i;
+
+	printf("List of events (each opened once here, user mode only, to see whether this kernel counts it):\n\n");
+	for (i = 0; !pmc_event_at(i, &name, &alias, &config); i++) {
+		struct pmc_attr attr = {
+			.config = config,
+			.disabled = 1,
+			.exclude_kernel = 1,
+		};
+		char label[64];
+		const char *how;
+		int fd = pmc_open(&attr, 0, -1, -1, PMC_FLAG_FD_CLOEXEC);
+
+		if (fd >= 0) {
+			close(fd);
+			how = "counts here";
+		} else if (errno == ENOSYS) {
+			fprintf(stderr, "pmc-stat: pmc_open not supported by this kernel (ENOSYS)\n");
+			return 1;
+		} else if (errno == ENODEV) {
+			how = "no hardware PMU (ENODEV)";
+		} else if (errno == EINVAL || errno == EOPNOTSUPP) {
+			how = "not supported by this PMU";
+		} else {
+			how = strerror(errno);
+		}
+		if (alias)
+			snprintf(label, sizeof(label), "%s OR %s", name, alias);
+		else
+			snprintf(label, sizeof(label), "%s", name);
+		printf("  %-36s [%s event] %s\n", label,
+		       pmc_config_needs_pmu(config) ? "Hardware" : "Software",
+		       how);
+	}
+	printf("  %-36s [Raw event descriptor] hex event select, e.g. r00c0\n",
+	       "rNNNN");
+	printf("\nModifiers: :u user mode, :k kernel mode, :D pinned; :p, :pp and :ppp are\n"
+	       "accepted and have no effect (no precise sampling here).\n"
+	       "perf's generic cache events (L1-dcache-load-misses, ...) are not defined:\n"
+	       "use a raw event or, where libpmc has libpfm4, the CPU's own event\n"
+	       "name (pmc-stat -h shows one that this CPU has).\n");
+	return 0;
 }
 
 static void add_events(const char *arg)
@@ -142,6 +225,17 @@ static void add_events(const char *arg)
 		}
 		exit(2);
 	}
+}
+
+/* :p asks perf for a precise IP; a count has no IP. Say it is ignored. */
+static void note_precise(void)
+{
+	size_t i;
+
+	for (i = 0; i < events.nr; i++)
+		if (events.ev[i].precise)
+			fprintf(stderr, "pmc-stat: note: %s: ':p' (a precise IP) has no effect: events-lite has no precise sampling, and a count needs none\n",
+				events.ev[i].name);
 }
 
 /* Once the targets are known: a counter per event, an fd per target. */
@@ -165,12 +259,58 @@ static void alloc_counters(void)
 		/* a command's whole process tree */
 		events.ev[i].attr.inherit = !cpus;
 		c->fds = malloc(nr_targets * sizeof(int));
-		if (!c->fds) {
+		c->per = calloc(nr_targets, sizeof(*c->per));
+		if (!c->fds || !c->per) {
 			perror("pmc-stat");
 			exit(1);
 		}
 		memset(c->fds, -1, nr_targets * sizeof(int));
 	}
+}
+
+/* The name of each target, for --per-thread and -A. */
+static void name_targets(void)
+{
+	size_t t;
+
+	target_names = calloc(nr_targets, sizeof(*target_names));
+	if (!target_names) {
+		perror("pmc-stat");
+		exit(1);
+	}
+	for (t = 0; t < nr_targets; t++) {
+		if (cpus)
+			snprintf(target_names[t], sizeof(target_names[t]),
+				 "CPU%d", cpus[t]);
+		else if (tids)
+			pmc_thread_name(tids[t], target_names[t],
+					sizeof(target_names[t]));
+	}
+}
+
+/* -p or -t: the threads they name now. */
+static void list_threads(const char *list, bool whole)
+{
+	pid_t missing;
+	int n;
+
+	attach_list = list;
+	attach_whole = whole;
+	free(attach_ids);
+	nr_attach = pmc_id_list(list, &attach_ids);
+	if (nr_attach < 0 || (nr_attach && !attach_ids[0])) {
+		fprintf(stderr, "pmc-stat: bad %s list '%s': use N,M\n",
+			whole ? "process" : "thread", list);
+		exit(2);
+	}
+	free(tids);
+	n = pmc_thread_list(attach_ids, nr_attach, whole, &tids, &missing);
+	if (n < 0) {
+		fprintf(stderr, "pmc-stat: no %s %d\n",
+			whole ? "process" : "thread", (int)missing);
+		exit(1);
+	}
+	nr_targets = n;
 }
 
 /* -C LIST: the CPUs of the list. */
@@ -214,13 +354,19 @@ static void close_counters(void)
 	}
 }
 
-/* Open event @i on target @t (@pid, or cpus[t]); the fd or -1 with errno. */
+/*
+ * Open event @i on target @t (@pid, cpus[t] or tids[t]); the fd or -1
+ * with errno.
+ */
 static int open_one(size_t i, size_t t, pid_t pid)
 {
 	size_t leader = events.ev[i].leader;
 	/* A member whose leader could not open counts on its own. */
 	int group_fd = leader == i ? -1 : counters[leader].fds[t];
 	int fd;
+
+	if (tids)
+		pid = tids[t];
 
 	events.ev[i].attr.exclude_kernel |= user_only;
 	fd = pmc_evsel_open(&events, i, cpus ? -1 : pid, cpus ? cpus[t] : -1,
@@ -236,13 +382,14 @@ static int open_one(size_t i, size_t t, pid_t pid)
 }
 
 /*
- * Open every counter on @pid, or on each CPU of -a/-C. Events without a
- * PMU are marked and skipped; any other failure is fatal and returns -1
- * (message printed).
+ * Open every counter on @pid, or on each CPU of -a/-C or thread of
+ * -p/-t. Events without a PMU are marked and skipped, and so are threads
+ * that exited since they were listed; any other failure is fatal and
+ * returns -1 (message printed).
  */
 static int open_counters(pid_t pid)
 {
-	size_t i, t;
+	size_t i, t, opened = 0;
 
 	for (i = 0; i < nr_counters; i++) {
 		struct stat_counter *c = &counters[i];
@@ -251,12 +398,21 @@ static int open_counters(pid_t pid)
 			int err;
 
 			c->fds[t] = open_one(i, t, pid);
-			if (c->fds[t] >= 0)
+			if (c->fds[t] >= 0) {
+				opened++;
 				continue;
+			}
 
 			err = errno;
 			if (err == ENOSYS) {
 				fprintf(stderr, "pmc-stat: pmc_open not supported by this kernel (ENOSYS)\n");
+				goto fail;
+			}
+			if (tids && err == ESRCH)
+				continue;	/* it exited since listed */
+			if (tids && err == EACCES) {
+				fprintf(stderr, "pmc-stat: may not watch thread %d: that needs the right to ptrace it (EACCES)\n",
+					(int)tids[t]);
 				goto fail;
 			}
 			if (cpus && pmc_explain_cpu_error("pmc-stat", err,
@@ -278,6 +434,11 @@ static int open_counters(pid_t pid)
 				strerror(err));
 			goto fail;
 		}
+	}
+	if (tids && !opened) {
+		fprintf(stderr, "pmc-stat: no %s of '%s' is running any more\n",
+			attach_whole ? "process" : "thread", attach_list);
+		goto fail;
 	}
 	/* Leaders first (their index is lower): see pmc_evlist_enable(). */
 	for (i = 0; i < nr_counters; i++) {
@@ -310,9 +471,12 @@ static void read_counters(void)
 		c->counted = false;
 		memset(&c->count, 0, sizeof(c->count));
 		for (t = 0; t < nr_targets; t++) {
+			struct stat_target_count *per = &c->per[t];
 			struct pmc_count one;
 			int ret;
 
+			per->counted = false;
+			memset(&per->count, 0, sizeof(per->count));
 			if (c->fds[t] < 0)
 				continue;
 			ret = pmc_read_count(c->fds[t], &one);
@@ -327,22 +491,38 @@ static void read_counters(void)
 			c->count.value += one.value;
 			c->count.enabled += one.enabled;
 			c->count.running += one.running;
+			per->count = one;
 			/* Times are both 0 when the task never ran: the value is exact. */
-			if (one.running || !one.enabled)
-				c->counted = true;
+			per->counted = one.running || !one.enabled;
+			c->counted |= per->counted;
 		}
 		c->scaled = pmc_count_scaled(&c->count);
 	}
 }
 
-static const struct stat_counter *find_counted(__u64 config)
+/*
+ * The scaled count of the first counter of @config that counted, on the
+ * target being printed or in total; false if none did.
+ */
+static bool counted_value(__u64 config, double *val)
 {
 	size_t i;
 
-	for (i = 0; i < nr_counters; i++)
-		if (counters[i].config == config && counters[i].counted)
-			return &counters[i];
-	return NULL;
+	for (i = 0; i < nr_counters; i++) {
+		const struct stat_counter *c = &counters[i];
+
+		if (c->config != config)
+			continue;
+		if (print_target < 0 && c->counted) {
+			*val = c->scaled;
+			return true;
+		}
+		if (print_target >= 0 && c->per[print_target].counted) {
+			*val = pmc_count_scaled(&c->per[print_target].count);
+			return true;
+		}
+	}
+	return false;
 }
 
 /* The ratio that applies to @c, with its value in @val; NULL if none. */
@@ -353,19 +533,14 @@ static const struct stat_ratio *find_ratio(const struct stat_counter *c,
 
 	for (i = 0; i < ARRAY_SIZE(stat_ratios); i++) {
 		const struct stat_ratio *r = &stat_ratios[i];
-		const struct stat_counter *den;
 		double d;
 
 		if (r->num_config != c->config)
 			continue;
-		if (r->den_config == RATIO_WALL_CLOCK) {
+		if (r->den_config == RATIO_WALL_CLOCK)
 			d = elapsed_ns;
-		} else {
-			den = find_counted(r->den_config);
-			if (!den)
-				continue;
-			d = den->scaled;
-		}
+		else if (!counted_value(r->den_config, &d))
+			continue;
 		if (d <= 0)
 			continue;
 		*val = c->scaled / d * r->scale;
@@ -414,6 +589,8 @@ static void print_counter_csv(const struct stat_counter *c, double elapsed_ns)
 
 	if (interval_time >= 0)
 		fprintf(stderr, "%.6f%s", interval_time, s);
+	if (print_target >= 0)
+		fprintf(stderr, "%s%s", target_names[print_target], s);
 	if (!c->supported || !c->counted)
 		fprintf(stderr, "%s%s%s%s", c->supported ? "<not counted>" :
 			"<not supported>", s, s, c->name);
@@ -443,6 +620,11 @@ static void print_counter_json(const struct stat_counter *c, double elapsed_ns)
 	fputc('{', stderr);
 	if (interval_time >= 0)
 		fprintf(stderr, "\"interval\" : %.6f, ", interval_time);
+	if (print_target >= 0 && cpus)
+		fprintf(stderr, "\"cpu\" : \"%d\", ", cpus[print_target]);
+	else if (print_target >= 0)
+		fprintf(stderr, "\"thread\" : \"%s\", ",
+			target_names[print_target]);
 	fprintf(stderr, "\"counter-value\" : ");
 	if (!c->supported || !c->counted)
 		fprintf(stderr, "\"%s\"", c->supported ? "<not counted>" :
@@ -473,6 +655,8 @@ static void print_counter(const struct stat_counter *c, double elapsed_ns)
 
 	if (interval_time >= 0)
 		fprintf(stderr, "%15.6f ", interval_time);
+	if (print_target >= 0)
+		fprintf(stderr, "%-24s", target_names[print_target]);
 	/* Markers end where the unit column does, so names line up. */
 	if (!c->supported) {
 		fprintf(stderr, "%20s %s\n", "<not supported>", c->name);
@@ -504,8 +688,8 @@ static void print_counter(const struct stat_counter *c, double elapsed_ns)
 	fputc('\n', stderr);
 }
 
-/* One counter, in the format the options chose. */
-static void print_one(const struct stat_counter *c, double elapsed_ns)
+/* One count, in the format the options chose. */
+static void print_count(const struct stat_counter *c, double elapsed_ns)
 {
 	if (json)
 		print_counter_json(c, elapsed_ns);
@@ -513,6 +697,24 @@ static void print_one(const struct stat_counter *c, double elapsed_ns)
 		print_counter_csv(c, elapsed_ns);
 	else
 		print_counter(c, elapsed_ns);
+}
+
+/* One counter's total, or with --per-thread or -A each target's count. */
+static void print_one(const struct stat_counter *c, double elapsed_ns)
+{
+	struct stat_counter one = *c;
+
+	if (!per_target) {
+		print_count(c, elapsed_ns);
+		return;
+	}
+	for (print_target = 0; print_target < (long)nr_targets; print_target++) {
+		one.count = c->per[print_target].count;
+		one.counted = c->per[print_target].counted;
+		one.scaled = pmc_count_scaled(&one.count);
+		print_count(&one, elapsed_ns);
+	}
+	print_target = -1;
 }
 
 /*
@@ -552,7 +754,7 @@ static void explain_not_counted(void)
 		"perf or a KVM guest (perf events; end them)");
 }
 
-static void print_stats(pid_t attach_pid, char **cmd, double elapsed_ns)
+static void print_stats(char **cmd, double elapsed_ns)
 {
 	size_t i;
 
@@ -565,8 +767,9 @@ static void print_stats(pid_t attach_pid, char **cmd, double elapsed_ns)
 	fprintf(stderr, "\n Counter stats for ");
 	if (cpus) {
 		fprintf(stderr, "'%s'", cpu_list ? cpu_list : "system wide");
-	} else if (attach_pid > 0) {
-		fprintf(stderr, "process id '%d'", (int)attach_pid);
+	} else if (tids) {
+		fprintf(stderr, "%s id '%s'", attach_whole ? "process" : "thread",
+			attach_list);
 	} else {
 		fputc('\'', stderr);
 		for (i = 0; cmd[i]; i++)
@@ -594,6 +797,13 @@ static double now_ns(void)
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
+static void count_sub(struct pmc_count *a, const struct pmc_count *b)
+{
+	a->value -= b->value;
+	a->enabled -= b->enabled;
+	a->running -= b->running;
+}
+
 /*
  * -I: print what each counter counted since the last interval, stamped
  * with the seconds since the count began; then leave the totals as they
@@ -611,11 +821,17 @@ static void print_interval(double start_ns, double *last_ns)
 	for (i = 0; i < nr_counters; i++) {
 		struct stat_counter *c = &counters[i];
 		struct pmc_count total = c->count;
+		size_t t;
 
-		c->count.value -= c->last.value;
-		c->count.enabled -= c->last.enabled;
-		c->count.running -= c->last.running;
+		count_sub(&c->count, &c->last);
 		c->scaled = pmc_count_scaled(&c->count);
+		for (t = 0; t < nr_targets; t++) {
+			struct stat_target_count *per = &c->per[t];
+			struct pmc_count now_t = per->count;
+
+			count_sub(&per->count, &per->last);
+			per->last = now_t;
+		}
 		print_one(c, now - *last_ns);
 		c->last = total;
 	}
@@ -657,11 +873,10 @@ static bool sigint_done(void *arg)
 	return pmc_interrupted;
 }
 
-static bool task_done(void *arg)
+static bool tasks_done(void *arg)
 {
-	pid_t pid = *(pid_t *)arg;
-
-	return pmc_interrupted || (kill(pid, 0) < 0 && errno == ESRCH);
+	(void)arg;
+	return pmc_interrupted || !pmc_any_alive(attach_ids, nr_attach);
 }
 
 static int run_command(struct pmc_child *child, char **cmd, double start_ns)
@@ -714,12 +929,12 @@ static void average(void)
 }
 
 /*
- * One count: of a new COMMAND, of task @attach_pid while COMMAND runs,
- * or of @attach_pid until it exits or SIGINT. The counts are left in
+ * One count: of a new COMMAND, of the threads of -p or -t while COMMAND
+ * runs, or of them until they exit or SIGINT. The counts are left in
  * counters[]; returns COMMAND's exit status, or -1 (message printed) or
  * -127 (COMMAND could not run) as pmc-stat's own exit status, negated.
  */
-static int count_once(pid_t attach_pid, char **cmd, double *elapsed_ns)
+static int count_once(char **cmd, double *elapsed_ns)
 {
 	struct pmc_child child;
 	int status = 0;
@@ -732,7 +947,7 @@ static int count_once(pid_t attach_pid, char **cmd, double *elapsed_ns)
 			return -1;
 		start = now_ns();
 		count_until(sigint_done, NULL, start);
-	} else if (!attach_pid) {
+	} else if (!tids) {
 		if (pmc_child_spawn(&child, "pmc-stat", cmd))
 			return -1;
 		pmc_catch_sigint();
@@ -745,7 +960,7 @@ static int count_once(pid_t attach_pid, char **cmd, double *elapsed_ns)
 		if (status < 0)
 			return -127;
 	} else {
-		if (open_counters(attach_pid))
+		if (open_counters(0))
 			return -1;
 		pmc_catch_sigint();
 		start = now_ns();
@@ -756,7 +971,7 @@ static int count_once(pid_t attach_pid, char **cmd, double *elapsed_ns)
 			if (status < 0)
 				return -127;
 		} else {
-			count_until(task_done, &attach_pid, start);
+			count_until(tasks_done, NULL, start);
 		}
 	}
 	/* Counters outlive their task, so reading after exit is fine. */
@@ -786,17 +1001,21 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "event",           required_argument, NULL, 'e' },
 		{ "pid",             required_argument, NULL, 'p' },
+		{ "tid",             required_argument, NULL, 't' },
+		{ "per-thread",      no_argument,       NULL, 'T' },
+		{ "no-aggr",         no_argument,       NULL, 'A' },
 		{ "all-cpus",        no_argument,       NULL, 'a' },
 		{ "cpu",             required_argument, NULL, 'C' },
 		{ "repeat",          required_argument, NULL, 'r' },
 		{ "field-separator", required_argument, NULL, 'x' },
 		{ "json",            no_argument,       NULL, 'j' },
 		{ "interval-print",  required_argument, NULL, 'I' },
+		{ "list",            no_argument,       NULL, 'l' },
 		{ "help",            no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	double elapsed_ns = 0, run_ns;
-	pid_t attach_pid = 0;
+	bool per_thread = false;
 	unsigned int run;
 	int opt, status = 0;
 	char **cmd;
@@ -806,13 +1025,20 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* '+': options after COMMAND belong to COMMAND. */
-	while ((opt = getopt_long(argc, argv, "+e:p:aC:r:x:jI:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+e:p:t:aAC:r:x:jI:lh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'e':
 			add_events(optarg);
 			break;
 		case 'p':
-			attach_pid = parse_number(optarg, 1, INT_MAX, "pid");
+		case 't':
+			list_threads(optarg, opt == 'p');
+			break;
+		case 'T':
+			per_thread = per_target = true;
+			break;
+		case 'A':
+			per_target = true;
 			break;
 		case 'a':
 			all_cpus();
@@ -838,6 +1064,8 @@ int main(int argc, char **argv)
 		case 'I':
 			interval_ms = parse_number(optarg, 10, 3600000, "interval (ms)");
 			break;
+		case 'l':
+			return list_events();
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -847,12 +1075,22 @@ int main(int argc, char **argv)
 		}
 	}
 	cmd = argv + optind;
-	if (!cmd[0] && !attach_pid && !cpus) {
+	if (!cmd[0] && !tids && !cpus) {
 		usage(stderr);
 		return 2;
 	}
-	if (cpus && attach_pid) {
-		fprintf(stderr, "pmc-stat: -p counts a task, -a and -C CPUs: choose one\n");
+	if (cpus && tids) {
+		fprintf(stderr, "pmc-stat: -p and -t count tasks, -a and -C CPUs: choose one\n");
+		return 2;
+	}
+	if (per_target && !(per_thread ? tids : cpus)) {
+		fprintf(stderr, "pmc-stat: %s\n", per_thread ?
+			"--per-thread splits the counts of -p or -t" :
+			"-A splits the counts of -a or -C");
+		return 2;
+	}
+	if (per_target && repeat > 1) {
+		fprintf(stderr, "pmc-stat: --per-thread and -A print one run: not with -r\n");
 		return 2;
 	}
 	if (csv_sep && json) {
@@ -869,11 +1107,14 @@ int main(int argc, char **argv)
 	}
 	if (!events.nr)
 		add_events(DEFAULT_EVENTS);
+	note_precise();
 	alloc_counters();
+	if (per_target)
+		name_targets();
 
 	/* SIGINT stops the count (and the command) but not the report. */
 	for (run = 0; run < repeat && !pmc_interrupted; run++) {
-		status = count_once(attach_pid, cmd, &run_ns);
+		status = count_once(cmd, &run_ns);
 		if (status < 0)
 			return -status;
 		accumulate();
@@ -883,6 +1124,6 @@ int main(int argc, char **argv)
 		return status;
 	repeat = run;		/* fewer after SIGINT */
 	average();
-	print_stats(attach_pid, cmd, elapsed_ns / run);
+	print_stats(cmd, elapsed_ns / run);
 	return status;
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <elfutils/libdwfl.h>
+#include <libiberty/demangle.h>
 
 #include "pmc-symbols.h"
 #include "pmc-util.h"
@@ -88,6 +89,23 @@ static void table_sort(struct symbol_table *table)
 	qsort(table->syms, table->nr, sizeof(*table->syms), symbol_cmp);
 }
 
+/*
+ * @name as its programmer wrote it, interned: C++ and Rust names
+ * demangled by libiberty (GCC's and binutils' own demangler), others
+ * as they are.
+ */
+static const char *demangled(const char *name)
+{
+	char *plain = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+	const char *ret;
+
+	if (!plain)
+		return intern(name);
+	ret = intern(plain);
+	free(plain);
+	return ret;
+}
+
 static const char *table_find(struct symbol_table *table, __u64 addr)
 {
 	size_t lo = 0, hi = table->nr;
@@ -108,7 +126,7 @@ static const char *table_find(struct symbol_table *table, __u64 addr)
 	if (sym->size && addr - sym->addr >= sym->size)
 		return NULL;
 	if (!sym->interned)
-		sym->interned = intern(sym->name);
+		sym->interned = demangled(sym->name);
 	return sym->interned;
 }
 
@@ -157,7 +175,7 @@ void symbols_set_symfs(const char *dir)
 	 * in absolute directories.
 	 */
 	free(debuginfo_path);
-	debuginfo_path = xasprintf("-:.debug:%s/usr/lib/debug:/usr/lib/debug",
+	debuginfo_path = must_asprintf("-:.debug:%s/usr/lib/debug:/usr/lib/debug",
 				   abs ? abs : dir);
 	free(abs);
 }
@@ -178,15 +196,15 @@ static int dso_open(const struct dso *dso, char **found)
 	int fd;
 
 	if (!symfs) {
-		*found = xstrdup(dso->path);
+		*found = must_strdup(dso->path);
 		return open(*found, O_RDONLY | O_CLOEXEC);
 	}
-	*found = xasprintf("%s%s", symfs, dso->path);
+	*found = must_asprintf("%s%s", symfs, dso->path);
 	fd = open(*found, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
 		return fd;
 	free(*found);
-	*found = xasprintf("%s/%s", symfs, basename_of(dso->path));
+	*found = must_asprintf("%s/%s", symfs, basename_of(dso->path));
 	return open(*found, O_RDONLY | O_CLOEXEC);
 }
 
@@ -202,7 +220,7 @@ static const char *dso_load_segments(struct dso *dso)
 	if (ehdr.e_type != ET_EXEC && ehdr.e_type != ET_DYN)
 		return "neither an executable nor a shared object";
 	dso->bias = bias;
-	dso->loads = xcalloc(nr, sizeof(*dso->loads));
+	dso->loads = must_calloc(nr, sizeof(*dso->loads));
 	for (i = 0; i < nr; i++) {
 		GElf_Phdr *ph = &dso->loads[dso->nr_loads];
 
@@ -301,8 +319,8 @@ struct dso *dso_find(const char *path)
 	for (i = 0; i < nr_dsos; i++)
 		if (!strcmp(dsos[i]->path, path))
 			return dsos[i];
-	dso = xcalloc(1, sizeof(*dso));
-	dso->path = xstrdup(path);
+	dso = must_calloc(1, sizeof(*dso));
+	dso->path = must_strdup(path);
 	dso->name = intern(basename_of(path));
 	GROW(dsos, nr_dsos, cap_dsos);
 	dsos[nr_dsos++] = dso;
@@ -371,14 +389,14 @@ void kernel_symbols_init(bool same_boot)
 static char *read_whole(FILE *f)
 {
 	size_t len = 0, cap = 1 << 20;
-	char *buf = xrealloc(NULL, cap + 1);
+	char *buf = must_realloc(NULL, cap + 1);
 	size_t n;
 
 	while ((n = fread(buf + len, 1, cap - len, f)) > 0) {
 		len += n;
 		if (len == cap) {
 			cap *= 2;
-			buf = xrealloc(buf, cap + 1);
+			buf = must_realloc(buf, cap + 1);
 		}
 	}
 	buf[len] = '\0';

@@ -29,21 +29,21 @@ static void *check_alloc(void *ptr)
 	return ptr;
 }
 
-void *xrealloc(void *ptr, size_t size)
+void *must_realloc(void *ptr, size_t size)
 {
 	return check_alloc(realloc(ptr, size ? size : 1));
 }
 
-void *xcalloc(size_t nmemb, size_t size)
+void *must_calloc(size_t nmemb, size_t size)
 {
 	return check_alloc(calloc(nmemb ? nmemb : 1, size));
 }
 
-char *xstrdup(const char *s)
+char *must_strdup(const char *s)
 {
 	size_t len = strlen(s) + 1;
 
-	return memcpy(xrealloc(NULL, len), s, len);
+	return memcpy(must_realloc(NULL, len), s, len);
 }
 
 static char *xvasprintf(const char *fmt, va_list ap)
@@ -53,7 +53,7 @@ static char *xvasprintf(const char *fmt, va_list ap)
 	return check_alloc(vasprintf(&buf, fmt, ap) < 0 ? NULL : buf);
 }
 
-char *xasprintf(const char *fmt, ...)
+char *must_asprintf(const char *fmt, ...)
 {
 	va_list ap;
 	char *buf;
@@ -94,7 +94,7 @@ const char *intern(const char *s)
 
 	if (2 * (strings_used + 1) > strings_size) {
 		size_t size = strings_size ? 2 * strings_size : 1024, i;
-		const char **table = xcalloc(size, sizeof(*table));
+		const char **table = must_calloc(size, sizeof(*table));
 
 		for (i = 0; i < strings_size; i++)
 			if (strings[i])
@@ -106,7 +106,7 @@ const char *intern(const char *s)
 	}
 	slot = string_slot(strings, strings_size, s);
 	if (!*slot) {
-		*slot = xstrdup(s);
+		*slot = must_strdup(s);
 		strings_used++;
 	}
 	return *slot;
@@ -137,7 +137,7 @@ void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
 	check_alloc(len < 0 ? NULL : sb);
 	if (sb->len + len + 1 > sb->cap) {
 		sb->cap = 2 * (sb->len + len + 1);
-		sb->buf = xrealloc(sb->buf, sb->cap);
+		sb->buf = must_realloc(sb->buf, sb->cap);
 	}
 	va_start(ap, fmt);
 	vsnprintf(sb->buf + sb->len, len + 1, fmt, ap);

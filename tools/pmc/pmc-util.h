@@ -11,17 +11,17 @@
 void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* These exit with a message instead of returning NULL. */
-void *xrealloc(void *ptr, size_t size);
-void *xcalloc(size_t nmemb, size_t size);
-char *xstrdup(const char *s);
-char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void *must_realloc(void *ptr, size_t size);
+void *must_calloc(size_t nmemb, size_t size);
+char *must_strdup(const char *s);
+char *must_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Make room for one more element in a growing array. */
 #define GROW(arr, nr, cap)						\
 	do {								\
 		if ((nr) == (cap)) {					\
 			(cap) = (cap) ? 2 * (cap) : 16;			\
-			(arr) = xrealloc((arr), (cap) * sizeof(*(arr))); \
+			(arr) = must_realloc((arr), (cap) * sizeof(*(arr))); \
 		}							\
 	} while (0)
 

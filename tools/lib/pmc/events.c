@@ -18,26 +18,38 @@
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
+/* Each with perf's other name for it, if it has one. */
 static const struct {
 	const char *name;
+	const char *alias;
 	__u32 type;			/* PMC_TYPE_* */
 	__u64 id;			/* PMC_HW_* or PMC_SW_* */
 	enum pmc_unit unit;
 } pmc_events[] = {
-	{ "task-clock",		PMC_TYPE_SOFTWARE, PMC_SW_TASK_CLOCK,	PMC_UNIT_NSEC },
-	{ "cpu-clock",		PMC_TYPE_SOFTWARE, PMC_SW_CPU_CLOCK,	PMC_UNIT_NSEC },
-	{ "page-faults",	PMC_TYPE_SOFTWARE, PMC_SW_PAGE_FAULTS,	PMC_UNIT_COUNT },
-	{ "minor-faults",	PMC_TYPE_SOFTWARE, PMC_SW_PAGE_FAULTS_MIN, PMC_UNIT_COUNT },
-	{ "major-faults",	PMC_TYPE_SOFTWARE, PMC_SW_PAGE_FAULTS_MAJ, PMC_UNIT_COUNT },
-	{ "context-switches",	PMC_TYPE_SOFTWARE, PMC_SW_CONTEXT_SWITCHES, PMC_UNIT_COUNT },
-	{ "cpu-migrations",	PMC_TYPE_SOFTWARE, PMC_SW_CPU_MIGRATIONS, PMC_UNIT_COUNT },
-	{ "cycles",		PMC_TYPE_HARDWARE, PMC_HW_CPU_CYCLES,	PMC_UNIT_COUNT },
-	{ "instructions",	PMC_TYPE_HARDWARE, PMC_HW_INSTRUCTIONS,	PMC_UNIT_COUNT },
-	{ "cache-references",	PMC_TYPE_HARDWARE, PMC_HW_CACHE_REFERENCES, PMC_UNIT_COUNT },
-	{ "cache-misses",	PMC_TYPE_HARDWARE, PMC_HW_CACHE_MISSES,	PMC_UNIT_COUNT },
-	{ "branches",		PMC_TYPE_HARDWARE, PMC_HW_BRANCH_INSTRUCTIONS, PMC_UNIT_COUNT },
-	{ "branch-misses",	PMC_TYPE_HARDWARE, PMC_HW_BRANCH_MISSES, PMC_UNIT_COUNT },
-	{ "bus-cycles",		PMC_TYPE_HARDWARE, PMC_HW_BUS_CYCLES,	PMC_UNIT_COUNT },
+	{ "task-clock",	      NULL,	  PMC_TYPE_SOFTWARE, PMC_SW_TASK_CLOCK, PMC_UNIT_NSEC },
+	{ "cpu-clock",	      NULL,	  PMC_TYPE_SOFTWARE, PMC_SW_CPU_CLOCK, PMC_UNIT_NSEC },
+	{ "page-faults",      "faults",	  PMC_TYPE_SOFTWARE, PMC_SW_PAGE_FAULTS, PMC_UNIT_COUNT },
+	{ "minor-faults",     NULL,	  PMC_TYPE_SOFTWARE, PMC_SW_PAGE_FAULTS_MIN, PMC_UNIT_COUNT },
+	{ "major-faults",     NULL,	  PMC_TYPE_SOFTWARE, PMC_SW_PAGE_FAULTS_MAJ, PMC_UNIT_COUNT },
+	{ "context-switches", "cs",	  PMC_TYPE_SOFTWARE, PMC_SW_CONTEXT_SWITCHES, PMC_UNIT_COUNT },
+	{ "cpu-migrations",   "migrations", PMC_TYPE_SOFTWARE, PMC_SW_CPU_MIGRATIONS, PMC_UNIT_COUNT },
+	{ "cycles",	      "cpu-cycles", PMC_TYPE_HARDWARE, PMC_HW_CPU_CYCLES, PMC_UNIT_COUNT },
+	{ "instructions",     NULL,	  PMC_TYPE_HARDWARE, PMC_HW_INSTRUCTIONS, PMC_UNIT_COUNT },
+	{ "cache-references", NULL,	  PMC_TYPE_HARDWARE, PMC_HW_CACHE_REFERENCES, PMC_UNIT_COUNT },
+	{ "cache-misses",     NULL,	  PMC_TYPE_HARDWARE, PMC_HW_CACHE_MISSES, PMC_UNIT_COUNT },
+	{ "branches",	      "branch-instructions", PMC_TYPE_HARDWARE, PMC_HW_BRANCH_INSTRUCTIONS, PMC_UNIT_COUNT },
+	{ "branch-misses",    NULL,	  PMC_TYPE_HARDWARE, PMC_HW_BRANCH_MISSES, PMC_UNIT_COUNT },
+	{ "bus-cycles",	      NULL,	  PMC_TYPE_HARDWARE, PMC_HW_BUS_CYCLES, PMC_UNIT_COUNT },
+};
+
+/*
+ * The first words of perf's generic cache events ("L1-dcache-load-misses",
+ * "dTLB-loads"): events-lite has no cache event type, so these are named
+ * as such rather than called unknown.
+ */
+static const char *const perf_cache_prefixes[] = {
+	"L1-dcache", "L1-icache", "LLC", "dTLB", "iTLB", "branch-load",
+	"node-",
 };
 
 static const struct {
@@ -110,6 +122,20 @@ static int pfm_lookup(const char *name, __u64 *config)
 	*config = PMC_CONFIG_RAW | code;
 	return 0;
 }
+/* A name of retired instructions that libpfm4 knows on this CPU, or NULL. */
+static const char *pfm_example(void)
+{
+	static const char *const names[] = {
+		"INST_RETIRED:ANY_P", "RETIRED_INSTRUCTIONS", "INST_RETIRED",
+	};
+	__u64 config;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++)
+		if (!pfm_lookup(names[i], &config))
+			return names[i];
+	return NULL;
+}
 #else
 static int pfm_lookup(const char *name, __u64 *config)
 {
@@ -124,7 +150,8 @@ int pmc_event_lookup(const char *name, __u64 *config, enum pmc_unit *unit)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(pmc_events); i++) {
-		if (!strcmp(name, pmc_events[i].name)) {
+		if (!strcmp(name, pmc_events[i].name) ||
+		    (pmc_events[i].alias && !strcmp(name, pmc_events[i].alias))) {
 			*config = PMC_CONFIG(pmc_events[i].type,
 					     pmc_events[i].id);
 			*unit = pmc_events[i].unit;
@@ -135,6 +162,28 @@ int pmc_event_lookup(const char *name, __u64 *config, enum pmc_unit *unit)
 		return -1;
 	*unit = PMC_UNIT_COUNT;
 	return 0;
+}
+
+int pmc_event_at(size_t i, const char **name, const char **alias,
+		 __u64 *config)
+{
+	if (i >= ARRAY_SIZE(pmc_events))
+		return -1;
+	*name = pmc_events[i].name;
+	*alias = pmc_events[i].alias;
+	*config = PMC_CONFIG(pmc_events[i].type, pmc_events[i].id);
+	return 0;
+}
+
+bool pmc_event_is_perf_cache(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(perf_cache_prefixes); i++)
+		if (!strncmp(name, perf_cache_prefixes[i],
+			     strlen(perf_cache_prefixes[i])))
+			return true;
+	return false;
 }
 
 bool pmc_config_needs_pmu(__u64 config)
@@ -155,13 +204,16 @@ void pmc_events_list(FILE *out)
 			if (pmc_events[i].type != pmc_type_labels[t].type)
 				continue;
 			fprintf(out, "%s%s", sep, pmc_events[i].name);
+			if (pmc_events[i].alias)
+				fprintf(out, " (%s)", pmc_events[i].alias);
 			sep = ", ";
 		}
 		fputc('\n', out);
 	}
 	fprintf(out, "  %-9s rNNNN (hex event select, e.g. r00c0)\n", "raw");
 #ifdef HAVE_LIBPFM
-	fprintf(out, "  %-9s the CPU's event names, from libpfm4 (e.g. INST_RETIRED:ANY_P)\n",
-		"libpfm4");
+	fprintf(out, "  %-9s the CPU's event names, from libpfm4%s%s%s\n", "libpfm4",
+		pfm_example() ? " (here e.g. " : " (none for this CPU)",
+		pfm_example() ?: "", pfm_example() ? ")" : "");
 #endif
 }

@@ -13,8 +13,8 @@
 
 #include "libpmc.h"
 
-/* perf's modifiers: user mode only, kernel mode only, pinned. */
-#define MODIFIERS	"ukD"
+/* perf's modifiers: user mode only, kernel mode only, pinned, precise. */
+#define MODIFIERS	"ukDp"
 
 struct parser {
 	struct pmc_evlist *list;
@@ -54,7 +54,7 @@ static const char *find_modifiers(const char *name, size_t len)
 /*
  * Event @i's attr bits from its modifiers, its group's included (they
  * are in its name by now): u and k alone exclude the other mode, both
- * count both; D pins the event's group.
+ * count both; D pins the event's group; each p is counted in precise.
  */
 static void apply_modifiers(struct pmc_evlist *list, size_t i)
 {
@@ -64,6 +64,7 @@ static void apply_modifiers(struct pmc_evlist *list, size_t i)
 	size_t n = mods ? (size_t)(ev->name + len - mods) : 0;
 	bool user = mods && memchr(mods, 'u', n);
 	bool kernel = mods && memchr(mods, 'k', n);
+	size_t k;
 
 	if (user && !kernel) {
 		ev->attr.exclude_kernel = 1;
@@ -73,6 +74,8 @@ static void apply_modifiers(struct pmc_evlist *list, size_t i)
 	}
 	if (mods && memchr(mods, 'D', n))
 		list->ev[ev->leader].attr.pinned = 1;
+	for (k = 1; k < n; k++)		/* mods[0] is the colon */
+		ev->precise += mods[k] == 'p';
 }
 
 /* A group's modifiers go into its members' names too, as perf prints them. */
@@ -120,6 +123,10 @@ static int add_event(struct parser *ps, const char *name, size_t len,
 	ev = &list->ev[list->nr];
 	memset(ev, 0, sizeof(*ev));
 	memcpy(ev->name, name, len);
+	if (pmc_event_is_perf_cache(base) &&
+	    pmc_event_lookup(base, &ev->attr.config, &ev->unit))
+		return parse_error(ps, "'%s' is one of perf's generic cache events, which events-lite does not define: not supported on this PMU (use rNNNN or the CPU's own event name)",
+				   base);
 	if (pmc_event_lookup(base, &ev->attr.config, &ev->unit))
 		return parse_error(ps, "unknown event '%.*s'", (int)len, name);
 	ev->attr.read_format = PMC_FORMAT_TOTAL_TIME_ENABLED |

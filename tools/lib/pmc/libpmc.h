@@ -35,13 +35,30 @@ enum pmc_unit {
 /*
  * pmc_event_lookup() - the config of an event name
  *
- * One of the generic names pmc_events_list() prints, "rNNNN" (hex raw
+ * One of the generic names pmc_events_list() prints (perf's other
+ * names for them, such as "cpu-clock" and "cs", too), "rNNNN" (hex raw
  * event select, always accepted), or, when libpmc was built with
  * libpfm4 and libpfm4 knows this CPU, one of its event names
  * ("INST_RETIRED:ANY_P"). Return: 0 with *@config and *@unit filled, or
  * -1 if the name is no event.
  */
 int pmc_event_lookup(const char *name, __u64 *config, enum pmc_unit *unit);
+
+/*
+ * pmc_event_at() - the @i-th generic event, for listing them
+ *
+ * Return: 0 with its name, perf's other name (or NULL) and config; -1
+ * past the last.
+ */
+int pmc_event_at(size_t i, const char **name, const char **alias,
+		 __u64 *config);
+
+/*
+ * True if @name is one of perf's generic cache events
+ * ("L1-dcache-load-misses"), which events-lite does not define: a raw
+ * event or the CPU's own name counts them.
+ */
+bool pmc_event_is_perf_cache(const char *name);
 
 /* True for events that need a hardware PMU (hardware type or raw). */
 bool pmc_config_needs_pmu(__u64 config);
@@ -55,6 +72,7 @@ void pmc_events_list(FILE *out);
 
 struct pmc_evsel {
 	char name[PMC_EVENT_NAME_LEN];	/* as spelt, with its modifiers */
+	unsigned int precise;		/* how many :p (accepted, no effect) */
 	struct pmc_attr attr;		/* config, exclude_*, pinned */
 	enum pmc_unit unit;
 	size_t leader;			/* index of its group's leader */
@@ -72,7 +90,9 @@ struct pmc_evlist {
  * Events are separated by commas; "{a,b}" is a group, scheduled on the
  * PMU as a unit. Modifiers after a colon, on an event or on a group's
  * closing brace (then for every member): u (user mode only), k (kernel
- * mode only), D (pin the group). Each event's attr asks for the enabled
+ * mode only), D (pin the group), and perf's p, pp, ppp (a precise IP),
+ * accepted for perf's command lines but without effect: events-lite
+ * has no precise sampling (PEBS, IBS), and counting needs none. Each event's attr asks for the enabled
  * and running times (PMC_FORMAT_TOTAL_TIME_*) and starts disabled.
  * Events are appended, so several strings may build one list.
  *

@@ -4,8 +4,8 @@
  *
  *	mkdata KIND OUT BINARY PATH HOT WARM BURN MAIN
  *
- * BINARY is a static x86-64 pmc-burn; the file maps its executable
- * segment as PATH. HOT, WARM, BURN and MAIN are addresses inside
+ * BINARY is a static x86-64 program, pmc-burn or tests/names.c; the
+ * file maps its executable segment as PATH. HOT, WARM, BURN and MAIN are addresses inside
  * hot_loop(), warm_loop(), burn() and main(). The samples are on
  * task-clock, 1 ms apart, of pid 100, with the call chain that
  * pmc-record -g would record, and the file claims another boot, so no

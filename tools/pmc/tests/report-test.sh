@@ -138,6 +138,27 @@ check "--sort sym,dso,thread: columns in the order given" \
 		"75.00% 300 hot_loop pmc-burn 100/100" \
 		"25.00% 100 warm_loop pmc-burn 100/101")"
 
+# --- demangling ----------------------------------------------------------
+
+# names.c's functions have a C++ and a Rust (v0) name; mkdata records
+# them as hot_loop and warm_loop, mapped from /bin/names.
+if ${CC:-cc} -O1 -static -o "$tmp/names" "$here/names.c"; then
+	sym_at() {
+		printf '0x%s\n' "$(nm "$tmp/names" | awk -v f="$1" '$3 == f { print $1 }')"
+	}
+	"$tmp/mkdata" burn "$tmp/names.data" "$tmp/names" /bin/names \
+		"$(sym_at _ZNK3app6Matrix3dotERKS0_)" \
+		"$(sym_at _RNvCsgStHSCytQ6I_7mycrate4main)" \
+		"$(sym_at burn)" "$(sym_at main)"
+	check "demangled: the C++ method and the Rust function, as written" \
+		test "$("$report" --symfs "$tmp" -s symbol "$tmp/names.data" 2>/dev/null |
+			awk '/^# Overhead/ { t = 1; next } t && NF { $1 = $1; print }')" = \
+		"$(printf '%s\n' "75.00% 300 app::Matrix::dot(app::Matrix const&) const" \
+			"25.00% 100 mycrate::main")"
+else
+	check "names.c builds (static)" false
+fi
+
 # --- call graphs ---------------------------------------------------------
 
 run -s symbol -G callee "$tmp/burn.data" >"$tmp/out" 2>&1
@@ -192,6 +213,53 @@ check "--folded without call chains: warns" \
 	grep -q "no call chains recorded" "$tmp/err"
 run --folded -s comm "$tmp/burn.data" >/dev/null 2>&1
 check "--folded with -s: usage error, exit status 2" test $? = 2
+
+# --- perf script's layout ------------------------------------------------
+
+# --script's output as the profilers that import perf script read it.
+script_samples() {
+	python3 "$here/script-samples.py" "$1"
+}
+run --script "$tmp/burn.data" >"$tmp/script" 2>"$tmp/err"
+check "--script: exit status 0, no warnings" test $? = 0 -a ! -s "$tmp/err"
+script_samples "$tmp/script" >"$tmp/samples"
+check "--script: every sample reads as speedscope reads perf script" \
+	test $? = 0 -a "$(wc -l <"$tmp/samples")" = 400
+# shellcheck disable=SC2016 # awk's own $n
+check "--script: 300 hot_loop and 100 warm_loop stacks, from main, in pmc-burn" \
+	awk '$6 == "main(pmc-burn);burn(pmc-burn);hot_loop(pmc-burn)" { hot++ }
+	     $6 == "main(pmc-burn);burn(pmc-burn);warm_loop(pmc-burn)" { warm++ }
+	     END { exit !(hot == 300 && warm == 100) }' "$tmp/samples"
+# shellcheck disable=SC2016
+check "--script: comm, pid/tid and event of each; times in order" \
+	awk '$1 != "pmc-burn" || $2 != 100 || ($3 != 100 && $3 != 101) ||
+	     $5 != "task-clock" || $4 < last { bad = 1 } { last = $4 }
+	     END { exit bad }' "$tmp/samples"
+run --script "$tmp/mixed.data" >"$tmp/script" 2>/dev/null
+script_samples "$tmp/script" >"$tmp/samples"
+# shellcheck disable=SC2016
+check "--script: kernel frames in [kernel.kallsyms], the second comm" \
+	awk 'index($6, "([kernel.kallsyms])") { k++ } $1 == "worker" { w++ }
+	     END { exit !(k == 9 && w == 1) }' "$tmp/samples"
+run --script -s comm "$tmp/burn.data" >/dev/null 2>&1
+check "--script with -s: usage error, exit status 2" test $? = 2
+
+# --- how many rows -------------------------------------------------------
+
+check "-n 1: the top row, and what the others add up to" \
+	test "$(run -n 1 -s symbol "$tmp/burn.data" 2>/dev/null |
+		grep -E "^ *[0-9.]+%|^# \.\.\.")" = "$(printf '%s\n' \
+		"    75.00%       300  hot_loop" \
+		"# ... 1 more rows: 100 samples (25.00%)")"
+check "--percent-limit 30: only rows of 30% or more" \
+	test "$(rows --percent-limit 30 -s symbol "$tmp/burn.data" |
+		grep -c "^[0-9.]*% ")" = 1
+check "-n 0: every row" \
+	test "$(rows -n 0 -s symbol "$tmp/burn.data" | grep -c "^[0-9.]*% ")" = 2
+run -n 1.5 "$tmp/burn.data" >/dev/null 2>&1
+check "-n 1.5: usage error, exit status 2" test $? = 2
+run --percent-limit 101 "$tmp/burn.data" >/dev/null 2>&1
+check "--percent-limit 101: usage error, exit status 2" test $? = 2
 
 # --- flame graph ---------------------------------------------------------
 
