@@ -18,6 +18,11 @@
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
+#define SW_EVENT(name, alias, id, unit) \
+	{ name, alias, PMC_TYPE_SOFTWARE, PMC_SW_##id, PMC_UNIT_##unit }
+#define HW_EVENT(name, alias, id) \
+	{ name, alias, PMC_TYPE_HARDWARE, PMC_HW_##id, PMC_UNIT_COUNT }
+
 /* Each with perf's other name for it, if it has one. */
 static const struct {
 	const char *name;
@@ -26,20 +31,20 @@ static const struct {
 	__u64 id;			/* PMC_HW_* or PMC_SW_* */
 	enum pmc_unit unit;
 } pmc_events[] = {
-	{ "task-clock",	      NULL,	  PMC_TYPE_SOFTWARE, PMC_SW_TASK_CLOCK, PMC_UNIT_NSEC },
-	{ "cpu-clock",	      NULL,	  PMC_TYPE_SOFTWARE, PMC_SW_CPU_CLOCK, PMC_UNIT_NSEC },
-	{ "page-faults",      "faults",	  PMC_TYPE_SOFTWARE, PMC_SW_PAGE_FAULTS, PMC_UNIT_COUNT },
-	{ "minor-faults",     NULL,	  PMC_TYPE_SOFTWARE, PMC_SW_PAGE_FAULTS_MIN, PMC_UNIT_COUNT },
-	{ "major-faults",     NULL,	  PMC_TYPE_SOFTWARE, PMC_SW_PAGE_FAULTS_MAJ, PMC_UNIT_COUNT },
-	{ "context-switches", "cs",	  PMC_TYPE_SOFTWARE, PMC_SW_CONTEXT_SWITCHES, PMC_UNIT_COUNT },
-	{ "cpu-migrations",   "migrations", PMC_TYPE_SOFTWARE, PMC_SW_CPU_MIGRATIONS, PMC_UNIT_COUNT },
-	{ "cycles",	      "cpu-cycles", PMC_TYPE_HARDWARE, PMC_HW_CPU_CYCLES, PMC_UNIT_COUNT },
-	{ "instructions",     NULL,	  PMC_TYPE_HARDWARE, PMC_HW_INSTRUCTIONS, PMC_UNIT_COUNT },
-	{ "cache-references", NULL,	  PMC_TYPE_HARDWARE, PMC_HW_CACHE_REFERENCES, PMC_UNIT_COUNT },
-	{ "cache-misses",     NULL,	  PMC_TYPE_HARDWARE, PMC_HW_CACHE_MISSES, PMC_UNIT_COUNT },
-	{ "branches",	      "branch-instructions", PMC_TYPE_HARDWARE, PMC_HW_BRANCH_INSTRUCTIONS, PMC_UNIT_COUNT },
-	{ "branch-misses",    NULL,	  PMC_TYPE_HARDWARE, PMC_HW_BRANCH_MISSES, PMC_UNIT_COUNT },
-	{ "bus-cycles",	      NULL,	  PMC_TYPE_HARDWARE, PMC_HW_BUS_CYCLES, PMC_UNIT_COUNT },
+	SW_EVENT("task-clock",		NULL,		TASK_CLOCK,	  NSEC),
+	SW_EVENT("cpu-clock",		NULL,		CPU_CLOCK,	  NSEC),
+	SW_EVENT("page-faults",		"faults",	PAGE_FAULTS,	  COUNT),
+	SW_EVENT("minor-faults",	NULL,		PAGE_FAULTS_MIN,  COUNT),
+	SW_EVENT("major-faults",	NULL,		PAGE_FAULTS_MAJ,  COUNT),
+	SW_EVENT("context-switches",	"cs",		CONTEXT_SWITCHES, COUNT),
+	SW_EVENT("cpu-migrations",	"migrations",	CPU_MIGRATIONS,	  COUNT),
+	HW_EVENT("cycles",		"cpu-cycles",	CPU_CYCLES),
+	HW_EVENT("instructions",	NULL,		INSTRUCTIONS),
+	HW_EVENT("cache-references",	NULL,		CACHE_REFERENCES),
+	HW_EVENT("cache-misses",	NULL,		CACHE_MISSES),
+	HW_EVENT("branches",		"branch-instructions", BRANCH_INSTRUCTIONS),
+	HW_EVENT("branch-misses",	NULL,		BRANCH_MISSES),
+	HW_EVENT("bus-cycles",		NULL,		BUS_CYCLES),
 };
 
 /*

@@ -92,8 +92,9 @@ struct pmc_evlist {
  * closing brace (then for every member): u (user mode only), k (kernel
  * mode only), D (pin the group), and perf's p, pp, ppp (a precise IP),
  * accepted for perf's command lines but without effect: events-lite
- * has no precise sampling (PEBS, IBS), and counting needs none. Each event's attr asks for the enabled
- * and running times (PMC_FORMAT_TOTAL_TIME_*) and starts disabled.
+ * has no precise sampling (PEBS, IBS), and counting needs none. Each
+ * event's attr asks for the enabled and running times
+ * (PMC_FORMAT_TOTAL_TIME_*) and starts disabled.
  * Events are appended, so several strings may build one list.
  *
  * Return: 0, or -1 with a message in @err and @list as it was.
