@@ -2,6 +2,8 @@
 # events-lite: top-level entry points. See README.md.
 #
 #   make run     build the fast kernel and tools, boot, run the pmc-stat demo
+#   make shell   a shell in the guest on the fast kernel, with the tools in
+#                /bin and build/share as /share (PMC_EMU=p6: emulated PMU)
 #   make check   the whole test suite on the debug kernel (and on arm64,
 #                cross-built with riscv64); ends with "N passed, M failed"
 #   make check-busy, make check-onecore
@@ -15,7 +17,7 @@ SHELL := /bin/bash
 BUILD := build
 SCRIPTS := scripts
 
-.PHONY: all run check bench fuzz deps series src kernel-fast kernel-debug \
+.PHONY: all run shell check bench fuzz deps series src kernel-fast kernel-debug \
 	tools-fast tools-debug cross clean distclean check-busy check-onecore
 
 all: run
@@ -58,6 +60,14 @@ run: tools-fast
 	@$(BUILD)/tools-fast/pmc-report --symfs $(BUILD)/tools-fast \
 		--svg $(BUILD)/run/flame.svg $(BUILD)/run/burn.data > /dev/null 2>&1
 	@echo "== flame graph: build/run/flame.svg (open it in a browser: click a frame to zoom, Search to highlight)"
+
+# An interactive shell on the patched kernel; exit leaves it.
+shell: tools-fast
+	@mkdir -p $(BUILD)/share
+	@PMC_KERNEL=fast $(SCRIPTS)/vm-run --quiet --shell --share $(BUILD)/share \
+		$(if $(PMC_EMU),--append pmc_emu=$(PMC_EMU)) \
+		$(foreach t,pmc-stat pmc-record pmc-report pmc-burn libpmc/count-region \
+			libpmc/hot-ips,--add $(BUILD)/tools-fast/$(t))
 
 # events-lite vs perf_event_open in the same guest; see README.md.
 bench: tools-fast
