@@ -121,7 +121,8 @@ static void usage(FILE *out)
 		"  -o, --output=FILE       the data file to write\n"
 		"  -p, --pid=PID,...       record every thread of the processes PID\n"
 		"                          (and the threads they start)\n"
-		"  -t, --tid=TID,...       record only the threads TID\n"
+		"  -t, --tid=TID,...       record the threads TID (and the threads\n"
+		"                          they start) only\n"
 		"  -a, --all-cpus          record every task on every online CPU\n"
 		"      --rand=PCT          draw each period from PERIOD +- PCT%%\n"
 		"                          (1 to 50), not to sample in step with\n"
@@ -555,22 +556,13 @@ static int finish_output(struct recording *rec)
  * With -p, -t or -a and no command (@child NULL): until the threads are
  * gone, or SIGINT.
  */
-static bool all_hung_up(const short *revents, size_t nr)
-{
-	size_t t;
-
-	for (t = 0; t < nr; t++)
-		if (!(revents[t] & POLLHUP))
-			return false;
-	return true;
-}
-
 static int record_loop(struct recording *rec, struct pmc_child *child)
 {
+	/* The rings polled: a task's stays until it hangs up. */
 	struct pmc_ring **rings = calloc(rec->nr, sizeof(*rings));
 	short *revents = calloc(rec->nr, sizeof(*revents));
+	size_t t, live = rec->nr;
 	int ret = -1;
-	size_t t;
 
 	if (!rings || !revents) {
 		perror("pmc-record");
@@ -580,9 +572,10 @@ static int record_loop(struct recording *rec, struct pmc_child *child)
 		rings[t] = &rec->rings[t];
 	for (;;) {
 		bool over = child ? child->exited : pmc_interrupted;
+		size_t kept = 0;
 		int n;
 
-		n = pmc_ring_poll(rings, rec->nr, over ? 0 : POLL_TIMEOUT_MS,
+		n = pmc_ring_poll(rings, live, over ? 0 : POLL_TIMEOUT_MS,
 				  revents);
 		if (n < 0 && errno != EINTR) {
 			perror("pmc-record: poll");
@@ -590,16 +583,24 @@ static int record_loop(struct recording *rec, struct pmc_child *child)
 		}
 		if (drain_rings(rec))
 			goto out;
-		/* A task's counter hangs up when the task is gone. */
-		if (n > 0 && !rec->cpus && all_hung_up(revents, rec->nr))
-			break;
-		for (t = 0; n > 0 && t < rec->nr; t++) {
+		for (t = 0; n > 0 && t < live; t++) {
 			if (revents[t] & (POLLERR | POLLNVAL)) {
 				fprintf(stderr, "pmc-record: poll: error on the counter (revents 0x%x)\n",
 					revents[t]);
 				goto out;
 			}
 		}
+		/*
+		 * A task's counter hangs up once its task is gone and all
+		 * was read, and says so at every poll() from then on: poll
+		 * the others only, until none is left.
+		 */
+		for (t = 0; t < live; t++)
+			if (rec->cpus || n <= 0 || !(revents[t] & POLLHUP))
+				rings[kept++] = rings[t];
+		live = kept;
+		if (!live)
+			break;
 		if (over && rings_empty(rec))
 			break;
 		if (child)
@@ -637,11 +638,18 @@ static int synthesize(struct recording *rec)
 {
 	struct dirent *d;
 	DIR *proc;
-	int ret = 0, i;
+	int ret = 0, i, j;
 	pid_t pid;
 
-	for (i = 0; !rec->cpus && !ret && i < rec->nr_ids; i++)
-		ret = synthesize_task(rec, pmc_thread_tgid(rec->ids[i]));
+	for (i = 0; !rec->cpus && !ret && i < rec->nr_ids; i++) {
+		pid = pmc_thread_tgid(rec->ids[i]);
+		/* -t: several threads of one process, whose maps are one */
+		for (j = 0; j < i; j++)
+			if (pmc_thread_tgid(rec->ids[j]) == pid)
+				break;
+		if (j == i)
+			ret = synthesize_task(rec, pid);
+	}
 	if (!rec->cpus)
 		return ret;
 	proc = opendir("/proc");
@@ -897,12 +905,14 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		rec.nr = n;
+		pmc_raise_fd_limit();
 	}
 	if (!cmd[0]) {
 		/* -p, -t, or -a alone: SIGINT ends the recording. */
 		pmc_catch_sigint();
 		if (start_recording(&rec, &attr, event,
-				    attach ? rec.ids[0] : -1, data_pages, cmd))
+				    attach ? pmc_thread_tgid(rec.ids[0]) : -1,
+				    data_pages, cmd))
 			return 1;
 		return finish(&rec, NULL);
 	}

@@ -575,7 +575,7 @@ struct report {
 	bool sorted;			/* --sort: no thread table */
 	bool script;			/* --script: each sample, no tables */
 	size_t rows;			/* -n: rows per table, 0 for all */
-	double percent_limit;		/* --percent-limit: smallest row */
+	double percent_limit;		/* --percent-limit, or -1 if not given */
 	enum graph_mode graph;		/* -G: call graphs under the rows */
 	bool finished;			/* pmc-record wrote the sizes */
 	__u64 nr_samples;
@@ -1002,7 +1002,10 @@ static void print_header(const struct report *rep)
 		       (uint64_t)rep->nr_unknown);
 }
 
-/* How many of the @nr sorted @rows -n and --percent-limit show. */
+/*
+ * How many of the @nr sorted @rows -n and --percent-limit show (a limit
+ * of -1, not given, leaves none out).
+ */
 static size_t rows_shown(const struct report *rep,
 			 const struct hist_entry *rows, size_t nr)
 {
@@ -1134,7 +1137,8 @@ static void print_call_graph(const struct report *rep, struct call_node *root)
 {
 	struct graph_printer gp = {
 		.total = rep->nr_samples,
-		.min_percent = rep->percent_limit ?: GRAPH_MIN_PERCENT,
+		.min_percent = rep->percent_limit >= 0 ? rep->percent_limit :
+							 GRAPH_MIN_PERCENT,
 	};
 	const struct call_node *only = root->children;
 
@@ -1390,7 +1394,11 @@ static const struct option options[] = {
 
 int main(int argc, char **argv)
 {
-	struct report rep = { .order = &default_order, .rows = DEFAULT_ROWS };
+	struct report rep = {
+		.order = &default_order,
+		.rows = DEFAULT_ROWS,
+		.percent_limit = -1,
+	};
 	struct sort_order order;
 	const char *svg = NULL;
 	bool folded = false;

@@ -139,7 +139,8 @@ static void usage(FILE *out)
 		"                         :p is accepted and has no effect\n"
 		"  -p, --pid=PID,...      count every thread of the processes PID\n"
 		"                         (and the threads they start)\n"
-		"  -t, --tid=TID,...      count only the threads TID\n"
+		"  -t, --tid=TID,...      count the threads TID (and the threads\n"
+		"                         they start) only\n"
 		"  -a, --all-cpus         count every task on every online CPU\n"
 		"                         (while COMMAND runs, or until SIGINT)\n"
 		"  -C, --cpu=LIST         the same on the CPUs of LIST (0,2-3)\n"
@@ -311,6 +312,7 @@ static void list_threads(const char *list, bool whole)
 		exit(1);
 	}
 	nr_targets = n;
+	pmc_raise_fd_limit();
 }
 
 /* -C LIST: the CPUs of the list. */
@@ -389,7 +391,7 @@ static int open_one(size_t i, size_t t, pid_t pid)
  */
 static int open_counters(pid_t pid)
 {
-	size_t i, t, opened = 0;
+	size_t i, t, opened = 0, gone = 0;
 
 	for (i = 0; i < nr_counters; i++) {
 		struct stat_counter *c = &counters[i];
@@ -408,8 +410,10 @@ static int open_counters(pid_t pid)
 				fprintf(stderr, "pmc-stat: pmc_open not supported by this kernel (ENOSYS)\n");
 				goto fail;
 			}
-			if (tids && err == ESRCH)
-				continue;	/* it exited since listed */
+			if (tids && err == ESRCH) {
+				gone++;		/* it exited since listed */
+				continue;
+			}
 			if (tids && err == EACCES) {
 				fprintf(stderr, "pmc-stat: may not watch thread %d: that needs the right to ptrace it (EACCES)\n",
 					(int)tids[t]);
@@ -430,12 +434,16 @@ static int open_counters(pid_t pid)
 				c->supported = false;
 				continue;
 			}
-			fprintf(stderr, "pmc-stat: pmc_open(%s): %s\n", c->name,
-				strerror(err));
+			if (err == EMFILE)
+				fprintf(stderr, "pmc-stat: %zu targets x %zu events: more counters than open files may be (ulimit -n)\n",
+					nr_targets, nr_counters);
+			else
+				fprintf(stderr, "pmc-stat: pmc_open(%s): %s\n",
+					c->name, strerror(err));
 			goto fail;
 		}
 	}
-	if (tids && !opened) {
+	if (tids && !opened && gone) {
 		fprintf(stderr, "pmc-stat: no %s of '%s' is running any more\n",
 			attach_whole ? "process" : "thread", attach_list);
 		goto fail;

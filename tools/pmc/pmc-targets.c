@@ -3,6 +3,7 @@
  * The targets of pmc-stat and pmc-record: CPU lists and per-CPU open
  * errors, and the threads of the processes they attach to.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 
 #include "pmc-targets.h"
 #include "pmc-tools.h"
@@ -210,6 +212,16 @@ int pmc_thread_list(const pid_t *ids, int nr_ids, bool whole, pid_t **tids,
 	return sort_unique(v, n);
 }
 
+void pmc_raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 bool pmc_any_alive(const pid_t *ids, int nr_ids)
 {
 	int i;
@@ -239,7 +251,7 @@ pid_t pmc_thread_tgid(pid_t tid)
 
 void pmc_thread_name(pid_t tid, char *buf, size_t size)
 {
-	char path[64], comm[32] = "";
+	char path[64], comm[32] = "", *p;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)tid);
@@ -250,5 +262,9 @@ void pmc_thread_name(pid_t tid, char *buf, size_t size)
 		fclose(f);
 	}
 	comm[strcspn(comm, "\n")] = '\0';
+	/* A task names itself: keep its name from breaking CSV or JSON. */
+	for (p = comm; *p; p++)
+		if (!isprint((unsigned char)*p) || strchr("\"\\,;", *p))
+			*p = '?';
 	snprintf(buf, size, "%s-%d", comm[0] ? comm : "?", (int)tid);
 }

@@ -41,13 +41,22 @@ int pmc_id_list(const char *list, pid_t **ids);
 int pmc_thread_list(const pid_t *ids, int nr_ids, bool whole, pid_t **tids,
 		    pid_t *missing);
 
+/*
+ * A counter per thread and event can take many fds: raise the soft
+ * RLIMIT_NOFILE to the hard one.
+ */
+void pmc_raise_fd_limit(void);
+
 /* Whether any task of @ids still exists. */
 bool pmc_any_alive(const pid_t *ids, int nr_ids);
 
 /* The process of thread @tid (from /proc/TID/status); @tid if unknown. */
 pid_t pmc_thread_tgid(pid_t tid);
 
-/* "comm-TID" for a per-thread line, as perf writes it, into @buf. */
+/*
+ * "comm-TID" for a per-thread line, as perf writes it, into @buf; the
+ * characters of comm that would break CSV or JSON output become '?'.
+ */
 void pmc_thread_name(pid_t tid, char *buf, size_t size);
 
 #endif /* _PMC_TARGETS_H */
