@@ -689,8 +689,13 @@ static int start_recording(struct recording *rec, struct pmc_attr *attr,
 	/* Rings of the threads that are still there, in a row. */
 	rec->nr = 0;
 	for (t = 0; t < targets; t++) {
-		fd = open_counter(attr, event, rec->tids ? rec->tids[t] : pid,
-				  rec->cpus ? rec->cpus[t] : -1, !!rec->tids);
+		/* -a: every task on the CPU; -p, -t: a thread; else @pid */
+		if (rec->cpus)
+			fd = open_counter(attr, event, -1, rec->cpus[t], false);
+		else
+			fd = open_counter(attr, event,
+					  rec->tids ? rec->tids[t] : pid, -1,
+					  !!rec->tids);
 		if (fd == -2)
 			continue;
 		if (fd < 0)
