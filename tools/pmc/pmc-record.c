@@ -845,12 +845,6 @@ int main(int argc, char **argv)
 		bad_usage("-p and -t record running tasks: no COMMAND with them");
 	if (all_cpus && attach)
 		bad_usage("-p and -t record tasks, -a the CPUs: choose one");
-	if (attach) {
-		rec.nr_ids = pmc_id_list(attach, &rec.ids);
-		if (rec.nr_ids < 0 || !rec.ids[0])
-			bad_usage("invalid %s list '%s': use N,M",
-				  whole ? "process" : "thread", attach);
-	}
 	if (!rec.path)
 		bad_usage("no output file: use -o FILE");
 
@@ -899,19 +893,9 @@ int main(int argc, char **argv)
 		}
 		rec.nr = n;
 	}
-	if (attach) {
-		pid_t missing;
-		int n = pmc_thread_list(rec.ids, rec.nr_ids, whole, &rec.tids,
-					&missing);
-
-		if (n < 0) {
-			fprintf(stderr, "pmc-record: no %s %d\n",
-				whole ? "process" : "thread", (int)missing);
-			return 1;
-		}
-		rec.nr = n;
-		pmc_raise_fd_limit();
-	}
+	if (attach)
+		rec.nr = pmc_attach_threads("pmc-record", attach, whole,
+					    &rec.ids, &rec.nr_ids, &rec.tids);
 	if (!cmd[0]) {
 		/* -p, -t, or -a alone: SIGINT ends the recording. */
 		pmc_catch_sigint();

@@ -292,27 +292,10 @@ static void name_targets(void)
 /* -p or -t: the threads they name now. */
 static void list_threads(const char *list, bool whole)
 {
-	pid_t missing;
-	int n;
-
 	attach_list = list;
 	attach_whole = whole;
-	free(attach_ids);
-	nr_attach = pmc_id_list(list, &attach_ids);
-	if (nr_attach < 0 || (nr_attach && !attach_ids[0])) {
-		fprintf(stderr, "pmc-stat: bad %s list '%s': use N,M\n",
-			whole ? "process" : "thread", list);
-		exit(2);
-	}
-	free(tids);
-	n = pmc_thread_list(attach_ids, nr_attach, whole, &tids, &missing);
-	if (n < 0) {
-		fprintf(stderr, "pmc-stat: no %s %d\n",
-			whole ? "process" : "thread", (int)missing);
-		exit(1);
-	}
-	nr_targets = n;
-	pmc_raise_fd_limit();
+	nr_targets = pmc_attach_threads("pmc-stat", list, whole, &attach_ids,
+					&nr_attach, &tids);
 }
 
 /* -C LIST: the CPUs of the list. */

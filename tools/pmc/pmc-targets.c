@@ -143,7 +143,8 @@ bool pmc_explain_cpu_error(const char *prog, int err, int cpu, __u64 config)
 	return true;
 }
 
-int pmc_id_list(const char *list, pid_t **ids)
+/* "12,34" of -p or -t into *@ids; how many, -1 if malformed. */
+static int id_list(const char *list, pid_t **ids)
 {
 	return parse_list(list, INT_MAX, false, ids);
 }
@@ -185,8 +186,12 @@ static bool task_exists(pid_t tid)
 	return !access(path, F_OK);
 }
 
-int pmc_thread_list(const pid_t *ids, int nr_ids, bool whole, pid_t **tids,
-		    pid_t *missing)
+/*
+ * The threads of @ids (see pmc_attach_threads()) into *@tids; how many,
+ * or -1 with *@missing the first id that names no running task.
+ */
+static int thread_list(const pid_t *ids, int nr_ids, bool whole,
+		       pid_t **tids, pid_t *missing)
 {
 	int *v = NULL, n = 0, i;
 
@@ -212,7 +217,8 @@ int pmc_thread_list(const pid_t *ids, int nr_ids, bool whole, pid_t **tids,
 	return sort_unique(v, n);
 }
 
-void pmc_raise_fd_limit(void)
+/* A counter per thread and event: many fds. */
+static void raise_fd_limit(void)
 {
 	struct rlimit rl;
 
@@ -220,6 +226,30 @@ void pmc_raise_fd_limit(void)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+}
+
+int pmc_attach_threads(const char *prog, const char *list, bool whole,
+		       pid_t **ids, int *nr_ids, pid_t **tids)
+{
+	const char *what = whole ? "process" : "thread";
+	pid_t missing = 0;
+	int n;
+
+	free(*ids);
+	*nr_ids = id_list(list, ids);
+	if (*nr_ids < 0 || !(*ids)[0]) {
+		fprintf(stderr, "%s: bad %s list '%s': use N,M\n", prog, what,
+			list);
+		exit(2);
+	}
+	free(*tids);
+	n = thread_list(*ids, *nr_ids, whole, tids, &missing);
+	if (n < 0) {
+		fprintf(stderr, "%s: no %s %d\n", prog, what, (int)missing);
+		exit(1);
+	}
+	raise_fd_limit();
+	return n;
 }
 
 bool pmc_any_alive(const pid_t *ids, int nr_ids)

@@ -28,24 +28,17 @@ int pmc_online_cpus(int **cpus);
  */
 bool pmc_explain_cpu_error(const char *prog, int err, int cpu, __u64 config);
 
-/* "12,34" of -p or -t into *@ids (malloc()ed); how many, -1 if malformed. */
-int pmc_id_list(const char *list, pid_t **ids);
-
 /*
- * The threads to watch, sorted, each once, into *@tids (malloc()ed):
- * with @whole, every thread of each process of @ids (-p) as
- * /proc/PID/task lists them now; else the @ids themselves (-t). Returns
- * how many, or -1 with *@missing set to the first id that names no
- * running task (or is not a process, with @whole).
+ * -p LIST (@whole) or -t LIST of @prog: the ids as given ("12,34",
+ * sorted, each once) into *@ids and *@nr_ids; the threads to watch
+ * into *@tids, sorted, each once: with @whole every thread of each
+ * process as /proc/PID/task lists them now, else the ids themselves;
+ * and RLIMIT_NOFILE raised for their counters. Earlier lists are freed.
+ * Returns how many threads. Exits 2 after saying why if @list is
+ * malformed, 1 if an id names no running task.
  */
-int pmc_thread_list(const pid_t *ids, int nr_ids, bool whole, pid_t **tids,
-		    pid_t *missing);
-
-/*
- * A counter per thread and event can take many fds: raise the soft
- * RLIMIT_NOFILE to the hard one.
- */
-void pmc_raise_fd_limit(void);
+int pmc_attach_threads(const char *prog, const char *list, bool whole,
+		       pid_t **ids, int *nr_ids, pid_t **tids);
 
 /* Whether any task of @ids still exists. */
 bool pmc_any_alive(const pid_t *ids, int nr_ids);
