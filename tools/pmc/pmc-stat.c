@@ -98,6 +98,9 @@ static const struct stat_ratio stat_ratios[] = {
 static struct pmc_evlist events;	/* what -e asked for */
 static struct stat_counter *counters;	/* one per event */
 static size_t nr_counters;
+/* read_counters()' view of one target: an fd, count and result per event */
+static int *target_fds, *target_ret;
+static struct pmc_count *target_counts;
 static bool user_only;			/* fell back to exclude_kernel */
 /*
  * What the counters watch: one task (cpus and tids NULL, nr_targets 1),
@@ -246,7 +249,10 @@ static void alloc_counters(void)
 
 	nr_counters = events.nr;
 	counters = calloc(nr_counters, sizeof(*counters));
-	if (!counters) {
+	target_fds = calloc(nr_counters, sizeof(*target_fds));
+	target_ret = calloc(nr_counters, sizeof(*target_ret));
+	target_counts = calloc(nr_counters, sizeof(*target_counts));
+	if (!counters || !target_fds || !target_ret || !target_counts) {
 		perror("pmc-stat");
 		exit(1);
 	}
@@ -451,44 +457,52 @@ fail:
 	return -1;
 }
 
-/* Each event's count, summed over the targets, and scaled. */
+/*
+ * Each event's count, summed over the targets, and scaled. A group is
+ * read in one read() per target, so that its members' counts (and the
+ * ratios printed from them) are of one instant, also under -I.
+ */
 static void read_counters(void)
 {
 	size_t i, t;
 
 	for (i = 0; i < nr_counters; i++) {
-		struct stat_counter *c = &counters[i];
-
-		c->counted = false;
-		memset(&c->count, 0, sizeof(c->count));
-		for (t = 0; t < nr_targets; t++) {
+		counters[i].counted = false;
+		memset(&counters[i].count, 0, sizeof(counters[i].count));
+	}
+	for (t = 0; t < nr_targets; t++) {
+		for (i = 0; i < nr_counters; i++)
+			target_fds[i] = counters[i].fds[t];
+		pmc_evlist_read(&events, target_fds, target_counts, target_ret);
+		for (i = 0; i < nr_counters; i++) {
+			struct stat_counter *c = &counters[i];
 			struct stat_target_count *per = &c->per[t];
-			struct pmc_count one;
-			int ret;
+			const struct pmc_count *one = &target_counts[i];
+			int ret = target_ret[i];
 
 			per->counted = false;
 			memset(&per->count, 0, sizeof(per->count));
-			if (c->fds[t] < 0)
+			if (target_fds[i] < 0)
 				continue;
-			ret = pmc_read_count(c->fds[t], &one);
 			if (ret > 0)
 				fprintf(stderr, "pmc-stat: warning: %s: pinned group did not fit on the PMU (error state)\n",
 					c->name);
 			else if (ret < 0)
 				fprintf(stderr, "pmc-stat: read(%s): %s\n",
-					c->name, strerror(errno));
+					c->name, strerror(-ret));
 			if (ret)
 				continue;
-			c->count.value += one.value;
-			c->count.enabled += one.enabled;
-			c->count.running += one.running;
-			per->count = one;
+			c->count.value += one->value;
+			c->count.enabled += one->enabled;
+			c->count.running += one->running;
+			per->count = *one;
 			/* Times are both 0 when the task never ran: the value is exact. */
-			per->counted = one.running || !one.enabled;
+			per->counted = one->running || !one->enabled;
 			c->counted |= per->counted;
 		}
-		c->scaled = pmc_count_scaled(&c->count);
 	}
+	for (i = 0; i < nr_counters; i++)
+		counters[i].scaled = pmc_count_scaled(&counters[i].count);
 }
 
 /*

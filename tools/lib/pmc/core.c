@@ -3,6 +3,7 @@
  * The pmc_open(2) wrapper and counter reads.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
@@ -36,6 +37,36 @@ int pmc_read_count(int fd, struct pmc_count *c)
 	c->enabled = buf[1];
 	c->running = buf[2];
 	return 0;
+}
+
+int pmc_read_group(int fd, struct pmc_count *c, size_t nr)
+{
+	/* nr, time_enabled, time_running, then a value per counter */
+	size_t size = (3 + nr) * sizeof(__u64);
+	__u64 *buf = malloc(size);
+	ssize_t n;
+	int ret;
+	size_t i;
+
+	if (!buf)
+		return -1;
+	n = read(fd, buf, size);
+	if (n <= 0) {
+		ret = n ? -1 : 0;
+	} else if (n < (ssize_t)(3 * sizeof(__u64)) || !buf[0] ||
+		   n != (ssize_t)((3 + buf[0]) * sizeof(__u64))) {
+		errno = EIO;
+		ret = -1;
+	} else {
+		for (i = 0; i < buf[0]; i++) {
+			c[i].value = buf[3 + i];
+			c[i].enabled = buf[1];
+			c[i].running = buf[2];
+		}
+		ret = buf[0];
+	}
+	free(buf);
+	return ret;
 }
 
 double pmc_count_scaled(const struct pmc_count *c)

@@ -174,6 +174,10 @@ static int parse(struct parser *ps)
 							len - 1))
 				return -1;
 			p += len;
+			/* read as a unit: see pmc_read_group() */
+			if (list->nr - group > 1)
+				list->ev[group].attr.read_format |=
+					PMC_FORMAT_GROUP;
 		}
 		if (!*p)
 			break;
@@ -279,4 +283,62 @@ int pmc_evlist_enable(const struct pmc_evlist *list)
 int pmc_evlist_disable(const struct pmc_evlist *list)
 {
 	return ioctl_all(list, PMC_IOC_DISABLE);
+}
+
+/* Read the group that event @lead leads in one read(); see pmc_evlist_read(). */
+static void read_group(const struct pmc_evlist *list, size_t lead,
+		       const int *fds, struct pmc_count *c, int *ret)
+{
+	struct pmc_count *vals;
+	size_t end, i, k, open = 0;
+	int n, res;
+
+	for (end = lead; end < list->nr && list->ev[end].leader == lead; end++)
+		open += fds[end] >= 0;
+	vals = malloc(open * sizeof(*vals));
+	n = vals ? pmc_read_group(fds[lead], vals, open) : -1;
+	if (n > 0 && (size_t)n != open) {
+		errno = EIO;	/* not the group this list opened */
+		n = -1;
+	}
+	res = n < 0 ? -errno : !n;
+	for (i = lead, k = 0; i < end; i++) {
+		if (fds[i] < 0)
+			continue;
+		ret[i] = res;
+		if (n > 0)
+			c[i] = vals[k++];
+	}
+	free(vals);
+}
+
+int pmc_evlist_read(const struct pmc_evlist *list, const int *fds,
+		    struct pmc_count *c, int *ret)
+{
+	int failed = 0;
+	size_t i;
+
+	for (i = 0; i < list->nr; i++)
+		ret[i] = -EBADF;
+	for (i = 0; i < list->nr; i++) {
+		size_t lead = list->ev[i].leader;
+
+		if (fds[i] < 0)
+			continue;
+		if (lead == i &&
+		    (list->ev[i].attr.read_format & PMC_FORMAT_GROUP)) {
+			read_group(list, i, fds, c, ret);
+			continue;
+		}
+		/* read with its leader, or alone if that did not open */
+		if (lead != i && fds[lead] >= 0 &&
+		    (list->ev[lead].attr.read_format & PMC_FORMAT_GROUP))
+			continue;
+		ret[i] = pmc_read_count(fds[i], &c[i]);
+		if (ret[i] < 0)
+			ret[i] = -errno;
+	}
+	for (i = 0; i < list->nr; i++)
+		failed |= fds[i] >= 0 && ret[i];
+	return failed ? -1 : 0;
 }

@@ -94,7 +94,8 @@ struct pmc_evlist {
  * accepted for perf's command lines but without effect: events-lite
  * has no precise sampling (PEBS, IBS), and counting needs none. Each
  * event's attr asks for the enabled and running times
- * (PMC_FORMAT_TOTAL_TIME_*) and starts disabled.
+ * (PMC_FORMAT_TOTAL_TIME_*) and starts disabled; a group's leader
+ * also PMC_FORMAT_GROUP, for pmc_evlist_read().
  * Events are appended, so several strings may build one list.
  *
  * Return: 0, or -1 with a message in @err and @list as it was.
@@ -143,6 +144,36 @@ struct pmc_count {
  * short read).
  */
 int pmc_read_count(int fd, struct pmc_count *c);
+
+/*
+ * pmc_read_group() - read a whole group in one read()
+ *
+ * @fd is its leader (or a member) opened with PMC_FORMAT_GROUP and both
+ * TOTAL_TIME formats, as pmc_evlist_parse() asks for a group's leader.
+ * The kernel takes every value at one instant, so members relate as the
+ * events do (two reads would each see a different moment). @c[0] gets
+ * the leader, then the members in the order they joined; all get the
+ * leader's times.
+ *
+ * Return: the number of counters read; 0 if the group is a pinned one
+ * in error state; -1 with errno (ENOSPC: more than @nr counters).
+ */
+int pmc_read_group(int fd, struct pmc_count *c, size_t nr);
+
+/*
+ * pmc_evlist_read() - read the counters of @list open on one target
+ *
+ * @fds[i] is event i's fd on that target (-1: not open), as list->ev[i].fd
+ * after pmc_evlist_open(). A group whose leader is open is read in one
+ * pmc_read_group(), so its members' counts are of one instant; any other
+ * counter with pmc_read_count(). Event i's count goes to @c[i], and to
+ * @ret[i] what pmc_read_count() would return, as -errno for -1 (-EBADF
+ * for one not open).
+ *
+ * Return: 0 if every open counter was read, else -1.
+ */
+int pmc_evlist_read(const struct pmc_evlist *list, const int *fds,
+		    struct pmc_count *c, int *ret);
 
 /* value * enabled / running: the estimate of a multiplexed counter. */
 double pmc_count_scaled(const struct pmc_count *c);

@@ -9,7 +9,7 @@
  * time it was enabled, with the share of that time it was on the PMU
  * (less than 100% when groups were multiplexed). A counter whose page 0
  * allows it (task-clock, cpu-clock) is read there, with no system call,
- * and says "[page 0]"; the others with read().
+ * and says "[page 0]"; the others with read(), a group in one read().
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -33,16 +33,31 @@ static void region(void)
 	sink = x;
 }
 
-/* Page 0 where it serves, else read(); *@page says which. */
-static int read_one(const struct pmc_self *s, struct pmc_count *c, bool *page)
+/*
+ * Every counter into @c: page 0 where it serves (@page[i] says so), the
+ * others with pmc_evlist_read(), so that a group's members are read at
+ * one instant and relate as their events do. @fds and @ret: room for
+ * pmc_evlist_read()'s arguments.
+ */
+static int read_all(const struct pmc_evlist *list,
+		    const struct pmc_self *self, struct pmc_count *c,
+		    bool *page, int *fds, int *ret)
 {
-	bool served = s->page && pmc_self_page_read(s->page, c);
+	size_t i;
 
-	if (page)
-		*page = served;
-	if (served || !pmc_read_count(s->fd, c))
+	for (i = 0; i < list->nr; i++) {
+		page[i] = self[i].page &&
+			  pmc_self_page_read(self[i].page, &c[i]);
+		fds[i] = page[i] ? -1 : self[i].fd;
+	}
+	if (!pmc_evlist_read(list, fds, c, ret))
 		return 0;
-	fprintf(stderr, "count-region: read failed: %s\n", strerror(errno));
+	for (i = 0; i < list->nr; i++)
+		if (fds[i] >= 0 && ret[i])
+			fprintf(stderr, "count-region: read(%s): %s\n",
+				list->ev[i].name,
+				ret[i] > 0 ? "pinned group in error state" :
+					     strerror(-ret[i]));
 	return 1;
 }
 
@@ -50,10 +65,12 @@ int main(int argc, char **argv)
 {
 	const char *events = argc > 1 ? argv[1] : DEFAULT_EVENTS;
 	struct pmc_evlist list = { 0 };
-	struct pmc_count *before;
+	struct pmc_count *before, *after;
 	struct pmc_self *self;
 	char err[256];
 	size_t i, failed;
+	int *fds, *ret;
+	bool *page;
 
 	if (pmc_evlist_parse(&list, events, err, sizeof(err))) {
 		fprintf(stderr, "count-region: %s\n", err);
@@ -68,36 +85,43 @@ int main(int argc, char **argv)
 
 	self = calloc(list.nr, sizeof(*self));
 	before = calloc(list.nr, sizeof(*before));
-	if (!self || !before) {
+	after = calloc(list.nr, sizeof(*after));
+	page = calloc(list.nr, sizeof(*page));
+	fds = calloc(list.nr, sizeof(*fds));
+	ret = calloc(list.nr, sizeof(*ret));
+	if (!self || !before || !after || !page || !fds || !ret) {
 		fprintf(stderr, "count-region: out of memory\n");
 		return 1;
 	}
 	for (i = 0; i < list.nr; i++)
 		if (pmc_self_map(&self[i], list.ev[i].fd))
 			self[i] = (struct pmc_self){ .fd = list.ev[i].fd };
-	for (i = 0; i < list.nr; i++)
-		if (read_one(&self[i], &before[i], NULL))
-			return 1;
+	if (read_all(&list, self, before, page, fds, ret))
+		return 1;
 
 	region();
 
+	if (read_all(&list, self, after, page, fds, ret))
+		return 1;
 	for (i = 0; i < list.nr; i++) {
-		struct pmc_count c;
-		bool page;
+		struct pmc_count c = {
+			.value = after[i].value - before[i].value,
+			.enabled = after[i].enabled - before[i].enabled,
+			.running = after[i].running - before[i].running,
+		};
 
-		if (read_one(&self[i], &c, &page))
-			return 1;
-		c.value -= before[i].value;
-		c.enabled -= before[i].enabled;
-		c.running -= before[i].running;
 		printf("%20.0f  %-16s (%.1f%% counted)%s\n",
 		       pmc_count_scaled(&c), list.ev[i].name,
-		       pmc_count_percent(&c), page ? " [page 0]" : "");
+		       pmc_count_percent(&c), page[i] ? " [page 0]" : "");
 	}
 	for (i = 0; i < list.nr; i++)
 		pmc_self_unmap(&self[i]);
 	free(self);
 	free(before);
+	free(after);
+	free(page);
+	free(fds);
+	free(ret);
 	pmc_evlist_close(&list);
 	pmc_evlist_free(&list);
 	return 0;
