@@ -54,10 +54,12 @@ run: tools-fast
 		--add $(BUILD)/tools-fast/pmc-report \
 		--add $(BUILD)/tools-fast/pmc-burn \
 		--add $(SCRIPTS)/guest/demo -- demo
-	@echo "== on the host: pmc-report --symfs build/tools-fast build/run/burn.data (recorded in the guest, through vm-run --share)"
-	@$(BUILD)/tools-fast/pmc-report --symfs $(BUILD)/tools-fast --sort comm,symbol \
+	@echo "== on the host: pmc-report --symfs build/tools-fast --kallsyms build/run/kallsyms build/run/burn.data (recorded in the guest, through vm-run --share)"
+	@$(BUILD)/tools-fast/pmc-report --symfs $(BUILD)/tools-fast \
+		--kallsyms $(BUILD)/run/kallsyms --sort comm,symbol \
 		$(BUILD)/run/burn.data
 	@$(BUILD)/tools-fast/pmc-report --symfs $(BUILD)/tools-fast \
+		--kallsyms $(BUILD)/run/kallsyms \
 		--svg $(BUILD)/run/flame.svg $(BUILD)/run/burn.data > /dev/null 2>&1
 	@echo "== flame graph: build/run/flame.svg (open it in a browser: click a frame to zoom, Search to highlight)"
 

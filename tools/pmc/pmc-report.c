@@ -3,13 +3,13 @@
  * pmc-report: show where the samples of a pmc-record data file fell.
  *
  *	pmc-report [-s KEYS] [-G caller|callee] [--svg FLAME.svg]
- *		   [--symfs DIR] FILE
- *	pmc-report --folded [--svg FLAME.svg] [--symfs DIR] FILE
- *	pmc-report --script [--symfs DIR] FILE
+ *		   [FILTERS] [--symfs DIR] [--kallsyms FILE] FILE
+ *	pmc-report --folded [--svg FLAME.svg] [FILTERS] [--symfs DIR] [--kallsyms FILE] FILE
+ *	pmc-report --script [FILTERS] [--symfs DIR] [--kallsyms FILE] FILE
  *
  *	-s, --sort KEYS	instead of the symbol and thread tables, one
  *			table whose rows are told apart by KEYS, a comma
- *			list of comm, thread (pid/tid), object (or dso),
+ *			list of comm, pid, thread (pid/tid), object (or dso),
  *			symbol (or sym) and srcline (file:line, from DWARF)
  *	-G, --call-graph caller|callee
  *			under each row, the call chains of its samples, as
@@ -36,6 +36,17 @@
  *			leave out rows, and call graph branches, of less
  *			than PCT% of all samples (default: no rows; 0.5%
  *			of the branches)
+ *	--comms LIST, --pids LIST, --tids LIST, --dsos LIST (or --comm, ...)
+ *			only the samples whose command, process, thread
+ *			and sampled object are in each list given (comma
+ *			lists, as the tables print them; perf's
+ *			[kernel.kallsyms] for [kernel]): the others are
+ *			counted in the header and left out of everything
+ *	--kallsyms FILE	kernel symbols from FILE, in the format of
+ *			/proc/kallsyms or System.map: a copy of the
+ *			recording boot's kallsyms, or the System.map of a
+ *			kernel without KASLR. Without it, /proc/kallsyms
+ *			serves a recording of this boot only
  *	--symfs DIR	look a recorded file P up as DIR/P, then as
  *			DIR/basename(P): the files of a recording made in a
  *			VM resolve on the host
@@ -43,7 +54,8 @@
  * Records are replayed in file order. MMAP and COMM records build up
  * each process's view; a sample is resolved against that view as it
  * stood when the sample was taken. User IPs go through the mapping to
- * the file's symbols (pmc-symbols.c), kernel IPs through /proc/kallsyms.
+ * the file's symbols (pmc-symbols.c), kernel IPs through /proc/kallsyms
+ * or --kallsyms.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -57,11 +69,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
 #include <sys/stat.h>
 
 #include "pmc-calltree.h"
 #include "pmc-data.h"
+#include "pmc-filter.h"
 #include "pmc-flame.h"
+#include "pmc-maps.h"
 #include "pmc-symbols.h"
 #include "pmc-tools.h"
 #include "pmc-util.h"
@@ -74,6 +89,11 @@
 /* Table cells compare as pointers: one copy of each placeholder. */
 static const char unknown_name[] = "[unknown]";
 static const char kernel_name[] = "[kernel]";
+static const char idle_name[] = "swapper";
+/* what --comm and --dso match by pointer, as the tables do */
+static const char *const placeholders[] = {
+	unknown_name, kernel_name, idle_name, NULL
+};
 
 static const char *data_path;
 
@@ -92,55 +112,15 @@ die(const char *fmt, ...)
 
 /* --- replaying the records -------------------------------------------- */
 
-/* A MMAP record; dso NULL for a MUNMAP, which hides older mappings. */
-struct map {
-	__u32 pid;
-	__u64 start, end, pgoff;
-	struct dso *dso;
-};
-
 struct comm {
 	__u32 pid, tid;
 	const char *comm;
 };
 
-static struct map *maps;
-static size_t nr_maps, cap_maps;
 static struct comm *comms;
 static size_t nr_comms, cap_comms;
 static const char *header_comm;
 static bool all_cpus;			/* recorded with pmc-record -a */
-static const char idle_name[] = "swapper";
-
-/*
- * The newest mapping of @pid covering @ip. A process that forked but
- * did not exec has no MMAP records of its own (there are no fork
- * records to tell its parent), so it borrows any process's mapping.
- */
-static const struct map *find_map(__u32 pid, __u64 ip)
-{
-	bool own = false;
-	size_t i;
-
-	for (i = nr_maps; i-- > 0;) {
-		const struct map *m = &maps[i];
-
-		if (m->pid != pid)
-			continue;
-		own = true;
-		if (ip >= m->start && ip < m->end)
-			return m->dso ? m : NULL;
-	}
-	if (own)
-		return NULL;
-	for (i = nr_maps; i-- > 0;) {
-		const struct map *m = &maps[i];
-
-		if (ip >= m->start && ip < m->end)
-			return m->dso ? m : NULL;
-	}
-	return NULL;
-}
 
 /* The thread's own COMM, else its process's, else the command's. */
 static const char *find_comm(__u32 pid, __u32 tid)
@@ -268,7 +248,7 @@ static void resolve(__u32 pid, __u64 ip, bool kernel, bool ret,
 		f->sym = kernel_symbol(ip - ret);
 		return;
 	}
-	map = find_map(pid, ip);
+	map = maps_find(pid, ip);
 	if (!map) {
 		f->dso = unknown_name;
 		return;
@@ -378,6 +358,7 @@ static void print_script_frame(void *arg, __u64 addr, const struct frame *f,
 
 enum sort_key {
 	KEY_COMM,
+	KEY_PID,
 	KEY_THREAD,
 	KEY_OBJECT,
 	KEY_SYMBOL,
@@ -394,6 +375,7 @@ static const struct {
 	int width;			/* the column's, unless it is the last */
 } sort_keys[NR_KEYS] = {
 	[KEY_COMM]	= { "comm", NULL, "Command", 16 },
+	[KEY_PID]	= { "pid", NULL, "Pid", 7 },
 	[KEY_THREAD]	= { "thread", NULL, "Pid/Tid", 13 },
 	[KEY_OBJECT]	= { "object", "dso", "Shared Object", 24 },
 	[KEY_SYMBOL]	= { "symbol", "sym", "Symbol", 32 },
@@ -475,6 +457,8 @@ static struct hist_entry hist_key(const struct hist *hist,
 
 	if (hist->keys & KEY_BIT(KEY_COMM))
 		key.comm = sample->comm;
+	if (hist->keys & KEY_BIT(KEY_PID))
+		key.pid = sample->pid;
 	if (hist->keys & KEY_BIT(KEY_THREAD)) {
 		key.pid = sample->pid;
 		key.tid = sample->tid;
@@ -578,7 +562,9 @@ struct report {
 	double percent_limit;		/* --percent-limit, or -1 if not given */
 	enum graph_mode graph;		/* -G: call graphs under the rows */
 	bool finished;			/* pmc-record wrote the sizes */
-	__u64 nr_samples;
+	struct sample_filter filter;	/* --comm, --pid, --tid, --dso */
+	__u64 nr_samples;		/* that passed the filter */
+	__u64 nr_filtered;		/* that did not */
 	__u64 nr_lost;
 	__u64 nr_throttles;
 	__u64 throttled_ns;		/* from each THROTTLE to its UNTHROTTLE */
@@ -624,13 +610,17 @@ static void add_sample(struct report *rep, const struct sample *s)
 	struct hist_entry cells, *row;
 	struct frame ip;
 
+	resolve(s->pid, s->ip, kernel, false, &ip);
+	if (!filter_match(&rep->filter, find_comm(s->pid, s->tid), s->pid,
+			  s->tid, ip.dso)) {
+		rep->nr_filtered++;
+		return;
+	}
 	if (!rep->nr_samples || s->time < rep->first_time)
 		rep->first_time = s->time;
 	if (s->time > rep->last_time)
 		rep->last_time = s->time;
 	rep->nr_samples++;
-
-	resolve(s->pid, s->ip, kernel, false, &ip);
 	if (rep->script) {
 		printf("%-16s %7u/%-7u %6" PRIu64 ".%06" PRIu64 ": %s:\n",
 		       find_comm(s->pid, s->tid), s->pid, s->tid,
@@ -688,14 +678,8 @@ static void add_mmap(const unsigned char *rec, size_t size, __u64 where,
 	if (m.addr + m.len < m.addr)
 		die("%s record at offset %" PRIu64 " wraps the address space",
 		    what, (uint64_t)where);
-	GROW(maps, nr_maps, cap_maps);
-	maps[nr_maps++] = (struct map) {
-		.pid = m.pid,
-		.start = m.addr,
-		.end = m.addr + m.len,
-		.pgoff = m.pgoff,
-		.dso = unmap ? NULL : dso_find(filename),
-	};
+	maps_add(m.pid, m.addr, m.len, m.pgoff,
+		 unmap ? NULL : dso_find(filename));
 }
 
 static void add_comm(const unsigned char *rec, size_t size, __u64 where)
@@ -769,14 +753,56 @@ static void add_throttle(struct report *rep, const unsigned char *rec,
 	*o = rep->open_throttles[--rep->nr_open];
 }
 
+/*
+ * On a terminal, a report that takes more than a second says how far
+ * it got, twice a second, on one line that it clears at the end.
+ */
+struct progress {
+	struct timespec start, last;
+	bool shown;
+};
+
+static double seconds_since(const struct timespec *t)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec - t->tv_sec + (now.tv_nsec - t->tv_nsec) / 1e9;
+}
+
+static void show_progress(struct progress *p, __u64 done, __u64 len)
+{
+	if (!p->start.tv_sec && !p->start.tv_nsec) {
+		clock_gettime(CLOCK_MONOTONIC, &p->start);
+		p->last = p->start;
+		return;
+	}
+	if (done == len) {
+		if (p->shown)
+			fprintf(stderr, "\r%*s\r", 60, "");
+		return;
+	}
+	if (seconds_since(&p->start) < 1 || seconds_since(&p->last) < 0.5 ||
+	    !isatty(STDERR_FILENO))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &p->last);
+	fprintf(stderr, "\rpmc-report: %3.0f%% of %" PRIu64 " MB read",
+		100.0 * done / len, (uint64_t)(len >> 20));
+	p->shown = true;
+}
+
 /* Replay every record in file order; any inconsistency is fatal. */
 static void replay(struct report *rep, const unsigned char *data,
 		   __u64 len)
 {
+	struct progress progress = { 0 };
+	__u64 nr_records = 0;
+
 	__u32 record_type = rep->hdr->attr.record_type;
 	__u64 base = rep->hdr->header_size;
 	__u64 off;
 
+	show_progress(&progress, 0, len);	/* starts the clock */
 	for (off = 0; off < len;) {
 		const unsigned char *rec = data + off;
 		__u64 where = base + off;
@@ -822,7 +848,10 @@ static void replay(struct report *rep, const unsigned char *data,
 			rep->nr_unknown++;
 		}
 		off += h.size;
+		if (!(++nr_records % 4096))
+			show_progress(&progress, off, len);
 	}
+	show_progress(&progress, len, len);
 }
 
 static unsigned char *read_file(const char *path, __u64 *size)
@@ -930,11 +959,12 @@ static void check_counts(const struct report *rep)
 {
 	if (!rep->finished)
 		return;
-	if (rep->hdr->nr_samples != rep->nr_samples ||
+	if (rep->hdr->nr_samples != rep->nr_samples + rep->nr_filtered ||
 	    rep->hdr->nr_lost != rep->nr_lost)
 		die("corrupt file: the header counts %" PRIu64 " samples and %" PRIu64 " lost, the records %" PRIu64 " and %" PRIu64,
 		    (uint64_t)rep->hdr->nr_samples, (uint64_t)rep->hdr->nr_lost,
-		    (uint64_t)rep->nr_samples, (uint64_t)rep->nr_lost);
+		    (uint64_t)(rep->nr_samples + rep->nr_filtered),
+		    (uint64_t)rep->nr_lost);
 }
 
 static double percent(__u64 part, __u64 whole)
@@ -988,6 +1018,14 @@ static void print_header(const struct report *rep)
 	if ((attr->record_type & PMC_RECORD_TIME) && rep->nr_samples > 1)
 		printf(" over %.3f s",
 		       (rep->last_time - rep->first_time) / 1e9);
+	if (filter_active(&rep->filter)) {
+		struct strbuf sb = { 0 };
+
+		filter_describe(&rep->filter, &sb);
+		printf(" (%" PRIu64 " more left out by %s; percentages are of those shown)",
+		       (uint64_t)rep->nr_filtered, sb.buf);
+		free(sb.buf);
+	}
 	putchar('\n');
 	printf("# %" PRIu64 " samples lost", (uint64_t)rep->nr_lost);
 	if (rep->nr_lost)
@@ -1039,6 +1077,9 @@ static const char *cell(const struct hist_entry *e, enum sort_key key,
 	switch (key) {
 	case KEY_COMM:
 		return e->comm;
+	case KEY_PID:
+		snprintf(buf, size, "%u", e->pid);
+		return buf;
 	case KEY_THREAD:
 		snprintf(buf, size, "%u/%u", e->pid, e->tid);
 		return buf;
@@ -1285,16 +1326,15 @@ static void write_svg(const struct report *rep, const char *path)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: pmc-report [-s KEYS] [-G caller|callee] [--svg FLAME.svg]\n"
-		"                  [--symfs DIR] FILE\n"
-		"       pmc-report --folded [--svg FLAME.svg] [--symfs DIR] FILE\n"
-		"       pmc-report --script [--symfs DIR] FILE\n"
+		"usage: pmc-report [-s KEYS] [-G caller|callee] [--svg FLAME.svg] [OPTIONS] FILE\n"
+		"       pmc-report --folded [--svg FLAME.svg] [OPTIONS] FILE\n"
+		"       pmc-report --script [OPTIONS] FILE\n"
 		"\n"
 		"Show where the samples in FILE, written by pmc-record, fell:\n"
 		"the top symbols and the threads.\n"
 		"\n"
 		"  -s, --sort KEYS  one table, its rows told apart by KEYS, a comma\n"
-		"                   list of comm, thread, object, symbol, srcline\n"
+		"                   list of comm, pid, thread, object, symbol, srcline\n"
 		"  -G, --call-graph caller|callee\n"
 		"                   under each row, the call chains of its samples:\n"
 		"                   from the callers down, or from the sampled\n"
@@ -1306,7 +1346,13 @@ static void usage(FILE *out)
 		"                   (for Firefox Profiler, speedscope, hotspot)\n"
 		"  -n, --rows N     the top N rows of each table (default %d; 0: all)\n"
 		"  --percent-limit PCT  no rows, or call graph branches, under PCT%%\n"
-		"  --symfs DIR      look the recorded files up under DIR\n",
+		"  --comm(s) LIST, --pid(s) LIST, --tid(s) LIST, --dso(s) LIST\n"
+		"                   only the samples of these commands, processes,\n"
+		"                   threads, objects (comma lists; [kernel] or\n"
+		"                   [kernel.kallsyms] for the kernel)\n"
+		"  --symfs DIR      look the recorded files up under DIR\n"
+		"  --kallsyms FILE  the kernel's symbols: a copy of the recording\n"
+		"                   boot's /proc/kallsyms, or its kernel's System.map\n",
 		DEFAULT_ROWS);
 }
 
@@ -1377,18 +1423,29 @@ static enum graph_mode parse_graph_mode(const char *mode)
 	usage_error("-G takes caller or callee, not '%s'", mode);
 }
 
-enum { OPT_SYMFS = 256, OPT_FOLDED, OPT_SVG, OPT_SCRIPT, OPT_PERCENT };
+enum { OPT_SYMFS = 256, OPT_FOLDED, OPT_SVG, OPT_SCRIPT, OPT_PERCENT,
+	OPT_KALLSYMS, OPT_FILTER };	/* + enum filter_kind */
 
 static const struct option options[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ "sort", required_argument, NULL, 's' },
 	{ "call-graph", required_argument, NULL, 'G' },
 	{ "symfs", required_argument, NULL, OPT_SYMFS },
+	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "svg", required_argument, NULL, OPT_SVG },
 	{ "script", no_argument, NULL, OPT_SCRIPT },
 	{ "rows", required_argument, NULL, 'n' },
 	{ "percent-limit", required_argument, NULL, OPT_PERCENT },
+	/* perf report's names, and the singular */
+	{ "comms", required_argument, NULL, OPT_FILTER + FILTER_COMM },
+	{ "comm", required_argument, NULL, OPT_FILTER + FILTER_COMM },
+	{ "pids", required_argument, NULL, OPT_FILTER + FILTER_PID },
+	{ "pid", required_argument, NULL, OPT_FILTER + FILTER_PID },
+	{ "tids", required_argument, NULL, OPT_FILTER + FILTER_TID },
+	{ "tid", required_argument, NULL, OPT_FILTER + FILTER_TID },
+	{ "dsos", required_argument, NULL, OPT_FILTER + FILTER_DSO },
+	{ "dso", required_argument, NULL, OPT_FILTER + FILTER_DSO },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -1400,7 +1457,7 @@ int main(int argc, char **argv)
 		.percent_limit = -1,
 	};
 	struct sort_order order;
-	const char *svg = NULL;
+	const char *svg = NULL, *kallsyms_path = NULL;
 	bool folded = false;
 	unsigned char *buf;
 	__u64 size, len;
@@ -1422,6 +1479,9 @@ int main(int argc, char **argv)
 		case OPT_SYMFS:
 			symbols_set_symfs(optarg);
 			break;
+		case OPT_KALLSYMS:
+			kallsyms_path = optarg;
+			break;
 		case OPT_FOLDED:
 			folded = true;
 			break;
@@ -1440,6 +1500,16 @@ int main(int argc, char **argv)
 		case OPT_PERCENT:
 			rep.percent_limit = parse_number(optarg, 0, 100,
 							 "percent limit");
+			break;
+		case OPT_FILTER + FILTER_COMM:
+		case OPT_FILTER + FILTER_PID:
+		case OPT_FILTER + FILTER_TID:
+		case OPT_FILTER + FILTER_DSO:
+			if (filter_add(&rep.filter, opt - OPT_FILTER, optarg,
+				       placeholders))
+				usage_error("%s: invalid list '%s'",
+					    filter_option(opt - OPT_FILTER),
+					    optarg);
 			break;
 		default:
 			usage_error(NULL);
@@ -1466,7 +1536,7 @@ int main(int argc, char **argv)
 		     data_path);
 	header_comm = intern(rep.hdr->comm[0] ? rep.hdr->comm : unknown_name);
 	all_cpus = rep.hdr->pid == PMC_DATA_ALL_CPUS;
-	kernel_symbols_init(same_boot(rep.hdr));
+	kernel_symbols_init(same_boot(rep.hdr), kallsyms_path);
 	replay(&rep, buf + rep.hdr->header_size, len);
 	free(rep.open_throttles);	/* a throttle at the end has no gap */
 	check_counts(&rep);

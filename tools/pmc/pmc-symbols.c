@@ -57,6 +57,7 @@ static char *debuginfo_path;
 static struct symbol_table kernel_table;
 static char *kallsyms;			/* what kernel_table's names point into */
 static bool kernel_same_boot, kernel_loaded;
+static const char *kernel_path;		/* --kallsyms, else NULL */
 
 /* --- symbol tables ---------------------------------------------------- */
 
@@ -380,9 +381,10 @@ const char *dso_srcline(struct dso *dso, __u64 off)
 
 /* --- the kernel ------------------------------------------------------- */
 
-void kernel_symbols_init(bool same_boot)
+void kernel_symbols_init(bool same_boot, const char *kallsyms_path)
 {
 	kernel_same_boot = same_boot;
+	kernel_path = kallsyms_path;
 }
 
 /* Read all of a file that stat() cannot size, like /proc/kallsyms. */
@@ -404,8 +406,8 @@ static char *read_whole(FILE *f)
 }
 
 /*
- * Kernel text symbols from /proc/kallsyms, if it is readable and shows
- * addresses (kptr_restrict shows zeros instead).
+ * Kernel text symbols from the file given, else from /proc/kallsyms if
+ * it is readable and shows addresses (kptr_restrict shows zeros).
  */
 static void kernel_load(void)
 {
@@ -416,13 +418,17 @@ static void kernel_load(void)
 	if (kernel_loaded)
 		return;
 	kernel_loaded = true;
-	if (!kernel_same_boot) {
-		warn("recorded in another boot: kernel symbols not resolved");
+	if (!kernel_path && !kernel_same_boot) {
+		warn("recorded in another boot: kernel symbols not resolved (--kallsyms names a file that fits)");
 		return;
 	}
-	f = fopen("/proc/kallsyms", "re");
-	if (!f)
+	f = fopen(kernel_path ? kernel_path : "/proc/kallsyms", "re");
+	if (!f) {
+		if (kernel_path)
+			warn("%s: %s: kernel symbols not resolved",
+			     kernel_path, strerror(errno));
 		return;
+	}
 	kallsyms = read_whole(f);
 	fclose(f);
 
@@ -446,6 +452,8 @@ static void kernel_load(void)
 		table_add(&kernel_table, addr, 0, name,
 			  type == 'T' ? 2 : type == 't' ? 1 : 0);
 	}
+	if (!nonzero && kernel_path)
+		warn("%s: no kernel text symbols with addresses", kernel_path);
 	if (!nonzero)
 		kernel_table.nr = 0;
 	table_sort(&kernel_table);

@@ -4,7 +4,7 @@
  * the mapped file with elfutils' libdwfl: function symbols of .symtab,
  * else .dynsym, or of separate debug info found by build id or
  * .gnu_debuglink; source lines from its DWARF. Kernel code resolves
- * through /proc/kallsyms.
+ * through /proc/kallsyms or a System.map.
  */
 #ifndef _PMC_SYMBOLS_H
 #define _PMC_SYMBOLS_H
@@ -35,11 +35,13 @@ const char *dso_symbol(struct dso *dso, __u64 off);
 const char *dso_srcline(struct dso *dso, __u64 off);
 
 /*
- * /proc/kallsyms fits only a recording of this boot (KASLR moves the
- * kernel): unless @same_boot, kernel_symbol() warns once and resolves
- * nothing.
+ * Kernel symbols come from @kallsyms_path if it is not NULL, a file in
+ * the format of /proc/kallsyms or System.map that the user says fits
+ * the recording; else from /proc/kallsyms, which fits only a recording
+ * of this boot (KASLR moves the kernel): unless @same_boot,
+ * kernel_symbol() warns once and resolves nothing.
  */
-void kernel_symbols_init(bool same_boot);
+void kernel_symbols_init(bool same_boot, const char *kallsyms_path);
 
 /* The kernel function at @addr, interned; NULL if unknown. */
 const char *kernel_symbol(__u64 addr);

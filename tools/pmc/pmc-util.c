@@ -20,7 +20,7 @@ void warn(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-static void *check_alloc(void *ptr)
+void *must_alloc(void *ptr)
 {
 	if (!ptr) {
 		fprintf(stderr, "pmc-report: out of memory\n");
@@ -31,12 +31,12 @@ static void *check_alloc(void *ptr)
 
 void *must_realloc(void *ptr, size_t size)
 {
-	return check_alloc(realloc(ptr, size ? size : 1));
+	return must_alloc(realloc(ptr, size ? size : 1));
 }
 
 void *must_calloc(size_t nmemb, size_t size)
 {
-	return check_alloc(calloc(nmemb ? nmemb : 1, size));
+	return must_alloc(calloc(nmemb ? nmemb : 1, size));
 }
 
 char *must_strdup(const char *s)
@@ -50,7 +50,7 @@ static char *xvasprintf(const char *fmt, va_list ap)
 {
 	char *buf;
 
-	return check_alloc(vasprintf(&buf, fmt, ap) < 0 ? NULL : buf);
+	return must_alloc(vasprintf(&buf, fmt, ap) < 0 ? NULL : buf);
 }
 
 char *must_asprintf(const char *fmt, ...)
@@ -134,7 +134,7 @@ void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
 	va_start(ap, fmt);
 	len = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	check_alloc(len < 0 ? NULL : sb);
+	must_alloc(len < 0 ? NULL : sb);
 	if (sb->len + len + 1 > sb->cap) {
 		sb->cap = 2 * (sb->len + len + 1);
 		sb->buf = must_realloc(sb->buf, sb->cap);

@@ -11,6 +11,7 @@
 void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* These exit with a message instead of returning NULL. */
+void *must_alloc(void *ptr);	/* @ptr, from anything that allocates */
 void *must_realloc(void *ptr, size_t size);
 void *must_calloc(size_t nmemb, size_t size);
 char *must_strdup(const char *s);

@@ -23,6 +23,14 @@
  *			2 ms, the second's two copies overlapping), and a
  *			record of a type pmc-report does not know: see
  *			add_mixed_samples()
+ *	overlap		a mapping laid over another's middle, a MUNMAP of
+ *			its end, and a pid without mappings: see
+ *			add_overlap_samples()
+ *	maps:N		N one-page mappings of /lib/libmany.so, laid out
+ *			top-down as mmap() places them, and 20000 samples
+ *			whose 16-frame chains pass through 13 of 64 of
+ *			them (N >= 64): a report's time must not grow
+ *			with N
  */
 #include <elf.h>
 #include <errno.h>
@@ -42,6 +50,7 @@ static __u64 hot, warm, burn, main_ip;
 static unsigned char *data;		/* the records */
 static size_t data_len;
 static __u64 nr_samples, now;
+static __u32 sample_pid = PID;	/* of the samples add_sample() adds */
 
 static void __attribute__((noreturn)) fail(const char *what)
 {
@@ -118,6 +127,22 @@ static void add_mmap(const char *binary, const char *path)
 	strcpy(m->filename, path);
 }
 
+/* A MMAP (or, with @path NULL, MUNMAP) record of process @pid. */
+static void add_map(__u32 pid, __u64 addr, __u64 len, __u64 pgoff,
+		    const char *path)
+{
+	struct pmc_data_mmap *m;
+
+	m = add_record(sizeof(*m) + (path ? strlen(path) : 0) + 1);
+	m->header.type = path ? PMC_EVENT_MMAP : PMC_EVENT_MUNMAP;
+	m->pid = pid;
+	m->tid = pid;
+	m->addr = addr;
+	m->len = len;
+	m->pgoff = pgoff;
+	strcpy(m->filename, path ? path : "");
+}
+
 /*
  * A sample at @ip, with a call chain of @nr_kernel kernel and @nr_user
  * user entries from @chain unless @record_type leaves it out.
@@ -139,7 +164,7 @@ static void add_sample(__u32 record_type, __u32 tid, bool kernel, __u64 ip,
 		  (kernel ? PMC_EVENT_MISC_KERNEL : PMC_EVENT_MISC_USER);
 	p = (__u64 *)(h + 1);
 	*p++ = ip;
-	*p++ = (__u64)tid << 32 | PID;
+	*p++ = (__u64)tid << 32 | sample_pid;
 	now += 1000000;
 	*p++ = now;
 	if (record_type & PMC_RECORD_CALLCHAIN) {
@@ -196,6 +221,56 @@ static void add_mixed_samples(__u32 record_type)
 	((struct pmc_event_header *)add_record(16))->type = 99;
 }
 
+#define OVERLAP_BASE	0x10000000ULL
+
+/*
+ * /lib/a.so maps 4 pages at OVERLAP_BASE; /lib/b.so (file offset
+ * 0x5000) is mapped over its second page; its fourth page is unmapped.
+ * One sample in each page, then one of pid 200, which has no mappings
+ * and borrows pid 100's: a.so+0x10, b.so+0x5010, a.so+0x2010,
+ * [unknown], b.so+0x5010.
+ */
+static void add_overlap_samples(__u32 record_type)
+{
+	int i;
+
+	add_map(PID, OVERLAP_BASE, 0x4000, 0, "/lib/a.so");
+	add_map(PID, OVERLAP_BASE + 0x1000, 0x1000, 0x5000, "/lib/b.so");
+	add_map(PID, OVERLAP_BASE + 0x3000, 0x1000, 0, NULL);
+	for (i = 0; i < 5; i++) {
+		__u64 ip = OVERLAP_BASE + (i < 4 ? i : 1) * 0x1000 + 0x10;
+
+		if (i == 4)
+			sample_pid = 200;
+		add_sample(record_type, sample_pid, false, ip, &ip, 0, 1);
+	}
+	sample_pid = PID;
+}
+
+#define MANY_TOP	0x7f0000000000ULL
+
+/* See "maps:N" above. */
+static void add_many_maps(__u32 record_type, unsigned long nr)
+{
+	unsigned long i;
+	int k, j;
+
+	for (i = 0; i < nr; i++)
+		add_map(PID, MANY_TOP - (i + 1) * 0x1000, 0x1000, i * 0x1000,
+			"/lib/libmany.so");
+	for (k = 0; k < 20000; k++) {
+		__u64 chain[16] = { hot };
+
+		/* 64 places, spread over the mappings whatever N is */
+		for (j = 1; j < 14; j++)
+			chain[j] = MANY_TOP - ((k * 13 + j) % 64 * (nr / 64) +
+					       1) * 0x1000 + 0x20;
+		chain[14] = burn;
+		chain[15] = main_ip;
+		add_sample(record_type, PID, false, hot, chain, 0, 16);
+	}
+}
+
 static __u64 address(const char *arg)
 {
 	char *end;
@@ -231,7 +306,7 @@ int main(int argc, char **argv)
 	FILE *out;
 
 	if (argc != 9)
-		fail("usage: mkdata burn|nochain|unfinished|mixed OUT BINARY PATH HOT WARM BURN MAIN");
+		fail("usage: mkdata burn|nochain|unfinished|mixed|overlap|maps:N OUT BINARY PATH HOT WARM BURN MAIN");
 	kind = argv[1];
 	hot = address(argv[5]);
 	warm = address(argv[6]);
@@ -245,11 +320,15 @@ int main(int argc, char **argv)
 	add_mmap(argv[3], argv[4]);
 	if (!strcmp(kind, "mixed"))
 		add_mixed_samples(record_type);
+	else if (!strcmp(kind, "overlap"))
+		add_overlap_samples(record_type);
+	else if (!strncmp(kind, "maps:", 5) && strtoul(kind + 5, NULL, 10))
+		add_many_maps(record_type, strtoul(kind + 5, NULL, 10));
 	else if (!strcmp(kind, "burn") || !strcmp(kind, "nochain") ||
 		 !strcmp(kind, "unfinished"))
 		add_burn_samples(record_type);
 	else
-		fail("KIND must be burn, nochain, unfinished or mixed");
+		fail("KIND must be burn, nochain, unfinished, mixed, overlap or maps:N");
 
 	hdr.data_size = data_len;
 	hdr.nr_samples = nr_samples;
