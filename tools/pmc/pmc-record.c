@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -46,6 +47,8 @@
 #define DEFAULT_FREQ		1000		/* Hz, for the clocks */
 #define DEFAULT_DATA_PAGES	64
 #define NSEC_PER_SEC		1000000000ULL
+/* The clocks' shortest period: pmc_open(2) raises a shorter one to it. */
+#define CLOCK_MIN_PERIOD	10000ULL
 
 /*
  * How long poll() waits before looking at the command again: the
@@ -760,6 +763,37 @@ static int finish(struct recording *rec, struct pmc_child *child)
 	return 0;
 }
 
+/*
+ * A clock's period as the kernel will use it: what it raises is said,
+ * and the file records the period used, so the report's rate is true.
+ * Where the timers run from the tick, a shorter period gets a sample
+ * a tick and the rest lost: said too.
+ */
+static __u64 clock_period(__u64 period, __u64 freq)
+{
+	struct timespec res;
+	__u64 tick;
+
+	if (period < CLOCK_MIN_PERIOD) {
+		if (freq)
+			fprintf(stderr, "pmc-record: note: -F %llu: the clocks sample at most every %llu us, so at %llu Hz\n",
+				(unsigned long long)freq,
+				CLOCK_MIN_PERIOD / 1000,
+				NSEC_PER_SEC / CLOCK_MIN_PERIOD);
+		else
+			fprintf(stderr, "pmc-record: note: -c %llu: the clocks' shortest period is %llu ns\n",
+				(unsigned long long)period, CLOCK_MIN_PERIOD);
+		period = CLOCK_MIN_PERIOD;
+	}
+	if (!clock_getres(CLOCK_MONOTONIC, &res)) {
+		tick = res.tv_sec * NSEC_PER_SEC + res.tv_nsec;
+		if (tick > period)
+			fprintf(stderr, "pmc-record: note: this kernel's timers run from the tick (%llu ns): one sample a tick, the other periods lost\n",
+				(unsigned long long)tick);
+	}
+	return period;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -871,6 +905,8 @@ int main(int argc, char **argv)
 	}
 	if (!period)
 		period = default_period(attr.config, unit);
+	if (unit == PMC_UNIT_NSEC)
+		period = clock_period(period, freq);
 
 	attr.irq_period = period;
 	attr.period_rand = rand;

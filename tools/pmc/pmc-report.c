@@ -31,6 +31,11 @@
  *			then a line per frame, innermost first, "address
  *			symbol (object)", then a blank line; the input of
  *			Firefox Profiler, speedscope and hotspot
+ *	--children	a Children column before Self: the share of the
+ *			samples with the row's function anywhere in their
+ *			stack (counted once a sample), as perf report's;
+ *			rows are sorted by it, and callers that were never
+ *			sampled themselves have rows too
  *	-n, --rows N	the top N rows of each table (default 20; 0: all)
  *	--percent-limit PCT
  *			leave out rows, and call graph branches, of less
@@ -406,7 +411,9 @@ struct hist_entry {
 	__u64 addr;
 	const char *srcline;
 	/* value */
-	__u64 samples;			/* 0: a free slot */
+	bool used;			/* false: a free slot */
+	__u64 samples;			/* self: sampled in the row */
+	__u64 children;			/* --children: in a sample's stack */
 	const char *last_comm;		/* the thread's comm at its last sample */
 	struct call_node *calls;	/* -G: the stacks of the row's samples */
 };
@@ -444,7 +451,7 @@ static struct hist_entry *hist_slot(struct hist_entry *slots, size_t size,
 {
 	size_t i = hist_hash(key) & (size - 1);
 
-	while (slots[i].samples && !hist_same(&slots[i], key))
+	while (slots[i].used && !hist_same(&slots[i], key))
 		i = (i + 1) & (size - 1);
 	return &slots[i];
 }
@@ -474,29 +481,40 @@ static struct hist_entry hist_key(const struct hist *hist,
 	return key;
 }
 
-/* Count one sample, described by all the fields of @sample; returns its row. */
-static struct hist_entry *hist_add(struct hist *hist,
-				   const struct hist_entry *sample)
+/* The row of @key, hist_key()'s, added if it is not there yet. */
+static struct hist_entry *hist_row(struct hist *hist,
+				   const struct hist_entry *key)
 {
-	struct hist_entry key = hist_key(hist, sample), *e;
+	struct hist_entry *e;
 
 	if (2 * (hist->used + 1) > hist->size) {
 		size_t size = hist->size ? 2 * hist->size : 256, i;
 		struct hist_entry *slots = must_calloc(size, sizeof(*slots));
 
 		for (i = 0; i < hist->size; i++)
-			if (hist->slots[i].samples)
+			if (hist->slots[i].used)
 				*hist_slot(slots, size, &hist->slots[i]) =
 					hist->slots[i];
 		free(hist->slots);
 		hist->slots = slots;
 		hist->size = size;
 	}
-	e = hist_slot(hist->slots, hist->size, &key);
-	if (!e->samples) {
-		*e = key;
+	e = hist_slot(hist->slots, hist->size, key);
+	if (!e->used) {
+		*e = *key;
+		e->used = true;
 		hist->used++;
 	}
+	return e;
+}
+
+/* Count one sample, described by all the fields of @sample; returns its row. */
+static struct hist_entry *hist_add(struct hist *hist,
+				   const struct hist_entry *sample)
+{
+	struct hist_entry key = hist_key(hist, sample), *e;
+
+	e = hist_row(hist, &key);
 	e->samples++;
 	return e;
 }
@@ -511,12 +529,17 @@ static int u64_cmp(__u64 x, __u64 y)
 	return x < y ? -1 : x > y;
 }
 
+/* --children: rows sort by the samples in their stacks, then by self. */
+static bool by_children;
+
 /* Most samples first; ties in a fixed order so output is stable. */
 static int hist_cmp(const void *a, const void *b)
 {
 	const struct hist_entry *x = a, *y = b;
 	int d;
 
+	if (by_children && x->children != y->children)
+		return x->children > y->children ? -1 : 1;
 	if (x->samples != y->samples)
 		return x->samples > y->samples ? -1 : 1;
 	d = u64_cmp(x->pid, y->pid);
@@ -542,7 +565,7 @@ static struct hist_entry *hist_sorted(const struct hist *hist, size_t *nr)
 	size_t i, n = 0;
 
 	for (i = 0; i < hist->size; i++)
-		if (hist->slots[i].samples)
+		if (hist->slots[i].used)
 			rows[n++] = hist->slots[i];
 	qsort(rows, n, sizeof(*rows), hist_cmp);
 	*nr = n;
@@ -561,6 +584,7 @@ struct report {
 	size_t rows;			/* -n: rows per table, 0 for all */
 	double percent_limit;		/* --percent-limit, or -1 if not given */
 	enum graph_mode graph;		/* -G: call graphs under the rows */
+	bool children;			/* --children: and what they called */
 	bool finished;			/* pmc-record wrote the sizes */
 	struct sample_filter filter;	/* --comm, --pid, --tid, --dso */
 	__u64 nr_samples;		/* that passed the filter */
@@ -581,27 +605,68 @@ struct report {
 	struct call_node *stacks;	/* all stacks, under their comm */
 };
 
-/* Every table cell of @s, its IP resolved to @ip, whichever are shown. */
-static void describe_sample(const struct report *rep, const struct sample *s,
-			    const struct frame *ip, bool kernel,
-			    struct hist_entry *cells)
+/*
+ * Every table cell of a frame of @s at @addr, resolved to @f, whichever
+ * are shown: of its IP, or with --children of any frame of its stack.
+ */
+static void describe_frame(const struct report *rep, const struct sample *s,
+			   __u64 addr, const struct frame *f, bool kernel,
+			   struct hist_entry *cells)
 {
 	*cells = (struct hist_entry) {
 		.comm = find_comm(s->pid, s->tid),
 		.pid = s->pid,
 		.tid = s->tid,
-		.dso = ip->dso,
-		.sym = ip->sym,
+		.dso = f->dso,
+		.sym = f->sym,
 	};
-	if (!ip->sym && kernel)
+	if (!f->sym && kernel)
 		cells->sym = kernel_name;
-	else if (!ip->sym && ip->file)
+	else if (!f->sym && f->file)
 		cells->sym = unknown_name;
-	else if (!ip->sym)
-		cells->addr = s->ip;	/* shown in place of a symbol */
+	else if (!f->sym)
+		cells->addr = addr;	/* shown in place of a symbol */
 	/* Only if asked for: DWARF line tables are slow to search. */
 	if (rep->table.keys & KEY_BIT(KEY_SRCLINE))
-		cells->srcline = frame_srcline(ip);
+		cells->srcline = frame_srcline(f);
+}
+
+/* --children: the rows of one sample's stack, each counted once. */
+struct children_walk {
+	struct report *rep;
+	const struct sample *s;
+	struct hist_entry *keys;
+	size_t nr, cap;
+};
+
+static void add_child_frame(void *arg, __u64 addr, const struct frame *f,
+			    bool kernel)
+{
+	struct children_walk *w = arg;
+	struct hist_entry cells, key;
+	size_t i;
+
+	describe_frame(w->rep, w->s, addr, f, kernel, &cells);
+	key = hist_key(&w->rep->table, &cells);
+	for (i = 0; i < w->nr; i++)
+		if (hist_same(&w->keys[i], &key))
+			return;		/* recursion: once a sample */
+	GROW(w->keys, w->nr, w->cap);
+	w->keys[w->nr++] = key;
+}
+
+static void add_children(struct report *rep, const struct sample *s,
+			 const struct frame *ip, bool kernel)
+{
+	static struct children_walk w;	/* its keys array is reused */
+	size_t i;
+
+	w.rep = rep;
+	w.s = s;
+	w.nr = 0;
+	walk_stack(s, ip, kernel, &w, add_child_frame);
+	for (i = 0; i < w.nr; i++)
+		hist_row(&rep->table, &w.keys[i])->children++;
 }
 
 static void add_sample(struct report *rep, const struct sample *s)
@@ -630,8 +695,10 @@ static void add_sample(struct report *rep, const struct sample *s)
 		putchar('\n');
 		return;
 	}
-	describe_sample(rep, s, &ip, kernel, &cells);
+	describe_frame(rep, s, s->ip, &ip, kernel, &cells);
 	row = hist_add(&rep->table, &cells);
+	if (rep->children)
+		add_children(rep, s, &ip, kernel);
 	if (!rep->sorted)
 		hist_add(&rep->threads, &cells)->last_comm = cells.comm;
 
@@ -1050,7 +1117,8 @@ static size_t rows_shown(const struct report *rep,
 	size_t n = 0;
 
 	while (n < nr && (!rep->rows || n < rep->rows) &&
-	       percent(rows[n].samples, rep->nr_samples) >= rep->percent_limit)
+	       percent(by_children ? rows[n].children : rows[n].samples,
+		       rep->nr_samples) >= rep->percent_limit)
 		n++;
 	return n;
 }
@@ -1064,6 +1132,10 @@ static void print_rest(const struct hist_entry *rows, size_t shown,
 
 	if (nr <= shown)
 		return;
+	if (by_children) {	/* a sample is in many rows: no sum */
+		printf("# ... %zu more rows\n", nr - shown);
+		return;
+	}
 	for (i = shown; i < nr; i++)
 		rest += rows[i].samples;
 	printf("# ... %zu more rows: %" PRIu64 " samples (%.2f%%)\n",
@@ -1204,11 +1276,16 @@ static void print_table(const struct report *rep)
 
 	rows = hist_sorted(&rep->table, &nr);
 	shown = rows_shown(rep, rows, nr);
-	printf("\n# %8s %9s ", "Overhead", "Samples");
+	if (by_children)
+		printf("\n# %8s %8s %9s ", "Children", "Self", "Samples");
+	else
+		printf("\n# %8s %9s ", "Overhead", "Samples");
 	print_cells(rep->order, NULL);
 	for (i = 0; i < shown; i++) {
 		const struct hist_entry *e = &rows[i];
 
+		if (by_children)
+			printf("  %7.2f%%", percent(e->children, rep->nr_samples));
 		printf("  %7.2f%% %9" PRIu64 " ",
 		       percent(e->samples, rep->nr_samples),
 		       (uint64_t)e->samples);
@@ -1344,6 +1421,8 @@ static void usage(FILE *out)
 		"  --svg FLAME.svg  write an interactive flame graph too\n"
 		"  --script         print each sample as perf script does instead\n"
 		"                   (for Firefox Profiler, speedscope, hotspot)\n"
+		"  --children       a column of the samples in whose stacks each row\n"
+		"                   is (itself and what it called), sorted by it\n"
 		"  -n, --rows N     the top N rows of each table (default %d; 0: all)\n"
 		"  --percent-limit PCT  no rows, or call graph branches, under PCT%%\n"
 		"  --comm(s) LIST, --pid(s) LIST, --tid(s) LIST, --dso(s) LIST\n"
@@ -1424,7 +1503,7 @@ static enum graph_mode parse_graph_mode(const char *mode)
 }
 
 enum { OPT_SYMFS = 256, OPT_FOLDED, OPT_SVG, OPT_SCRIPT, OPT_PERCENT,
-	OPT_KALLSYMS, OPT_FILTER };	/* + enum filter_kind */
+	OPT_KALLSYMS, OPT_CHILDREN, OPT_FILTER };	/* + enum filter_kind */
 
 static const struct option options[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -1432,6 +1511,7 @@ static const struct option options[] = {
 	{ "call-graph", required_argument, NULL, 'G' },
 	{ "symfs", required_argument, NULL, OPT_SYMFS },
 	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+	{ "children", no_argument, NULL, OPT_CHILDREN },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "svg", required_argument, NULL, OPT_SVG },
 	{ "script", no_argument, NULL, OPT_SCRIPT },
@@ -1482,6 +1562,9 @@ int main(int argc, char **argv)
 		case OPT_KALLSYMS:
 			kallsyms_path = optarg;
 			break;
+		case OPT_CHILDREN:
+			rep.children = true;
+			break;
 		case OPT_FOLDED:
 			folded = true;
 			break;
@@ -1521,6 +1604,9 @@ int main(int argc, char **argv)
 		usage_error("--folded prints stacks only: no -s or -G with it");
 	if (rep.script && (folded || svg || rep.sorted || rep.graph))
 		usage_error("--script prints samples only: no --folded, --svg, -s or -G with it");
+	if (rep.children && (folded || rep.script))
+		usage_error("--children is a column of the tables: not with --folded or --script");
+	by_children = rep.children;
 	if (folded || svg)
 		rep.stacks = call_tree_new();
 	data_path = argv[optind];
@@ -1531,6 +1617,8 @@ int main(int argc, char **argv)
 	len = check_header(&rep, buf, size);
 	if (rep.graph && !(rep.hdr->attr.record_type & PMC_RECORD_CALLCHAIN))
 		die("no call chains recorded: -G needs a recording made with pmc-record -g");
+	if (rep.children && !(rep.hdr->attr.record_type & PMC_RECORD_CALLCHAIN))
+		die("no call chains recorded: --children needs a recording made with pmc-record -g");
 	if (rep.stacks && !(rep.hdr->attr.record_type & PMC_RECORD_CALLCHAIN))
 		warn("%s: no call chains recorded: each stack is just the sampled function",
 		     data_path);

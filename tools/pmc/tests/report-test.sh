@@ -116,7 +116,7 @@ check "default report: no warnings (--symfs found pmc-burn)" \
 
 # The table's rows as "percent samples cells...", one per line.
 rows() {
-	run "$@" 2>/dev/null | awk '/^# Overhead/ { t = 1; next }
+	run "$@" 2>/dev/null | awk '/^# (Overhead|Children)/ { t = 1; next }
 		t && NF { $1 = $1; print }'
 }
 check "--sort comm: one row" \
@@ -326,6 +326,26 @@ run --folded --kallsyms "$tmp/none" "$tmp/mixed.data" >"$tmp/out" 2>"$tmp/err"
 check "--kallsyms of a missing file: [kernel] frames, and a warning naming it" \
 	eval 'grep -qF "burn;[kernel]_[k];[kernel]_[k] 6" "$tmp/out" &&
 	      grep -q "$tmp/none: No such file" "$tmp/err"'
+
+# --- --children ----------------------------------------------------------
+
+check "--children: callers get rows; Children, then Self, sorts them" \
+	test "$(rows --children -s sym "$tmp/burn.data")" = "$(printf '%s\n' \
+		"100.00% 0.00% 0 burn" "100.00% 0.00% 0 main" \
+		"75.00% 75.00% 300 hot_loop" "25.00% 25.00% 100 warm_loop")"
+# The 6 system call samples have two [kernel] frames: counted once each.
+check "--children: a function twice in a stack counts its sample once" \
+	test "$(rows --children -s sym "$tmp/mixed.data" | grep ' \[kernel\]$')" = \
+		"75.00% 75.00% 9 [kernel]"
+run --children -n 1 "$tmp/burn.data" >"$tmp/out" 2>/dev/null
+check "--children -n 1: the rest is counted in rows, not samples" \
+	grep -qx "# \.\.\. 3 more rows" "$tmp/out"
+run --children "$tmp/nochain.data" >/dev/null 2>"$tmp/err"
+status=$?
+check "--children without call chains: refused, saying why" \
+	eval 'test $status = 1 && grep -q "needs a recording made with pmc-record -g" "$tmp/err"'
+run --children --folded "$tmp/burn.data" >/dev/null 2>&1
+check "--children --folded: usage error (status 2)" test $? = 2
 
 # --- how many rows -------------------------------------------------------
 
