@@ -91,6 +91,27 @@ struct pmc_data_throttle {
 };
 
 /*
+ * Records pmc-record writes itself, after the kernel's, have types from
+ * PMC_DATA_TOOL_TYPE up, far above any the kernel writes.
+ */
+#define PMC_DATA_TOOL_TYPE	0x10000
+#define PMC_DATA_BUILD_ID	(PMC_DATA_TOOL_TYPE + 1)
+#define PMC_DATA_BUILD_ID_MAX	32
+
+/*
+ * The GNU build-id of a file that a MMAP record named, as it was when
+ * recording ended: pmc-report warns when the file it reads symbols
+ * from has another. Files without one have no record.
+ */
+struct pmc_data_build_id {
+	struct pmc_event_header header;	/* type PMC_DATA_BUILD_ID */
+	__u32 size;			/* bytes of id */
+	__u32 __pad;
+	__u8 id[PMC_DATA_BUILD_ID_MAX];
+	char filename[];		/* NUL-terminated, padded to 8 bytes */
+};
+
+/*
  * A sample is told apart by the overflow bit alone: its type is the
  * counter's record_type, which may equal a non-sample type number.
  */

@@ -38,6 +38,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "pmc-buildid.h"
 #include "pmc-child.h"
 #include "pmc-targets.h"
 #include "pmc-data.h"
@@ -98,6 +99,8 @@ struct recording {
 	__u64 data_size;		/* record bytes written so far */
 	__u64 nr_skipped;		/* unreadable bytes, never expected */
 	__u64 nr_throttles;		/* THROTTLE records: samples stopped */
+	char **files;			/* named by MMAP records, once each */
+	size_t nr_files, cap_files;
 };
 
 static void usage(FILE *out)
@@ -253,6 +256,63 @@ static int write_out(struct recording *rec, const void *buf, size_t len)
 	return 0;
 }
 
+/* A file an MMAP record names: its build-id goes in at the end. */
+static void note_file(struct recording *rec, const struct pmc_data_mmap *m,
+		      size_t size)
+{
+	size_t len = size - offsetof(struct pmc_data_mmap, filename), i;
+	const char *name = m->filename;
+
+	if (size <= sizeof(*m) || name[0] != '/' || !memchr(name, 0, len))
+		return;
+	for (i = 0; i < rec->nr_files; i++)
+		if (!strcmp(rec->files[i], name))
+			return;
+	if (rec->nr_files == rec->cap_files) {
+		size_t cap = rec->cap_files ? 2 * rec->cap_files : 64;
+		char **files = realloc(rec->files, cap * sizeof(*files));
+
+		if (!files)
+			return;		/* a build-id less: not fatal */
+		rec->files = files;
+		rec->cap_files = cap;
+	}
+	rec->files[rec->nr_files] = strdup(name);
+	if (rec->files[rec->nr_files])
+		rec->nr_files++;
+}
+
+/*
+ * After the kernel's records, a PMC_DATA_BUILD_ID record for each file
+ * the MMAP records named that has a build-id now. Returns 0 or -1.
+ */
+static int write_build_ids(struct recording *rec)
+{
+	size_t i;
+
+	for (i = 0; i < rec->nr_files; i++) {
+		size_t len = strlen(rec->files[i]) + 1;
+		struct pmc_data_build_id *b;
+		size_t size = (sizeof(*b) + len + 7) & ~7UL;
+		int ret;
+
+		if (size > UINT16_MAX)
+			continue;
+		b = calloc(1, size);
+		if (!b)
+			return 0;	/* the recording is whole without */
+		b->header.type = PMC_DATA_BUILD_ID;
+		b->header.size = size;
+		memcpy(b->filename, rec->files[i], len);
+		b->size = elf_build_id(rec->files[i], b->id, sizeof(b->id));
+		ret = b->size ? write_out(rec, b, size) : 0;
+		free(b);
+		if (ret)
+			return -1;
+	}
+	return 0;
+}
+
 /*
  * Move every record between data_tail and data_head into the file, then
  * hand the space back. Returns 0, or -1 on a write error.
@@ -269,6 +329,10 @@ static int drain_ring(struct recording *rec, struct pmc_ring *ring)
 		if (ret <= 0)
 			break;
 		rec->nr_throttles += ring->rec->h.type == PMC_EVENT_THROTTLE;
+		if (ring->rec->h.type == PMC_EVENT_MMAP &&
+		    !pmc_data_is_sample(&ring->rec->h))
+			note_file(rec, (const void *)ring->rec,
+				  ring->rec->h.size);
 		if (write_out(rec, ring->rec, ring->rec->h.size)) {
 			ring->tail = ring->head;	/* keep the kernel going */
 			break;
@@ -406,6 +470,7 @@ static int synthesize_task(struct recording *rec, pid_t pid)
 		r.len = end - start;
 		r.pgoff = pgoff;
 		memcpy(r.filename, file, len);
+		note_file(rec, (const void *)&r, r.h.size);
 		if (write_out(rec, &r, r.h.size)) {
 			fclose(f);
 			return -1;
@@ -748,6 +813,10 @@ static int finish(struct recording *rec, struct pmc_child *child)
 	stop_recording(rec, true);
 	if (child)
 		pmc_child_reap(child, false);
+	if (rec->out && write_build_ids(rec)) {
+		fclose(rec->out);
+		rec->out = NULL;
+	}
 	if (!rec->out || finish_output(rec))
 		return 1;
 

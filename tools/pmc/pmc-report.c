@@ -858,6 +858,37 @@ static void show_progress(struct progress *p, __u64 done, __u64 len)
 	p->shown = true;
 }
 
+/*
+ * The build-ids pmc-record wrote after the kernel's records, before the
+ * replay looks any file up. Malformed records end the scan quietly: the
+ * replay says what is wrong with them.
+ */
+static void read_build_ids(const unsigned char *data, __u64 len)
+{
+	__u64 off = 0;
+
+	while (len - off >= sizeof(struct pmc_event_header)) {
+		const unsigned char *rec = data + off;
+		struct pmc_data_build_id b;
+		struct pmc_event_header h;
+		const char *name;
+
+		memcpy(&h, rec, sizeof(h));
+		if (h.size < sizeof(h) || h.size % 8 || h.size > len - off)
+			return;
+		off += h.size;
+		if (h.type != PMC_DATA_BUILD_ID || pmc_data_is_sample(&h) ||
+		    h.size <= sizeof(b))
+			continue;
+		memcpy(&b, rec, sizeof(b));
+		name = (const char *)rec + sizeof(b);
+		if (b.size > sizeof(b.id) ||
+		    !memchr(name, '\0', h.size - sizeof(b)))
+			continue;
+		dso_set_build_id(dso_find(name), b.id, b.size);
+	}
+}
+
 /* Replay every record in file order; any inconsistency is fatal. */
 static void replay(struct report *rep, const unsigned char *data,
 		   __u64 len)
@@ -911,6 +942,8 @@ static void replay(struct report *rep, const unsigned char *data,
 		} else if (h.type == PMC_EVENT_THROTTLE ||
 			   h.type == PMC_EVENT_UNTHROTTLE) {
 			add_throttle(rep, rec, h.size, where);
+		} else if (h.type == PMC_DATA_BUILD_ID) {
+			;		/* read before the replay */
 		} else {
 			rep->nr_unknown++;
 		}
@@ -1625,6 +1658,7 @@ int main(int argc, char **argv)
 	header_comm = intern(rep.hdr->comm[0] ? rep.hdr->comm : unknown_name);
 	all_cpus = rep.hdr->pid == PMC_DATA_ALL_CPUS;
 	kernel_symbols_init(same_boot(rep.hdr), kallsyms_path);
+	read_build_ids(buf + rep.hdr->header_size, len);
 	replay(&rep, buf + rep.hdr->header_size, len);
 	free(rep.open_throttles);	/* a throttle at the end has no gap */
 	check_counts(&rep);

@@ -17,6 +17,8 @@
 #include <elfutils/libdwfl.h>
 #include <libiberty/demangle.h>
 
+#include "pmc-buildid.h"
+#include "pmc-data.h"
 #include "pmc-symbols.h"
 #include "pmc-util.h"
 
@@ -47,6 +49,8 @@ struct dso {
 	GElf_Phdr *loads;		/* the PT_LOAD segments */
 	size_t nr_loads;
 	struct symbol_table table;
+	unsigned char build_id[PMC_DATA_BUILD_ID_MAX];	/* as recorded */
+	size_t build_id_size;		/* 0: none recorded */
 };
 
 static struct dso **dsos;
@@ -278,6 +282,31 @@ static const char *dso_read(struct dso *dso, const char *path, int fd)
 	return err;
 }
 
+/* Warn if the file found at @path is not the one recorded. */
+static void check_build_id(const struct dso *dso, const char *path)
+{
+	unsigned char id[PMC_DATA_BUILD_ID_MAX];
+	char want[2 * PMC_DATA_BUILD_ID_MAX + 1], have[sizeof(want)];
+	size_t size;
+
+	if (!dso->build_id_size)
+		return;
+	size = elf_build_id(path, id, sizeof(id));
+	if (size == dso->build_id_size && !memcmp(id, dso->build_id, size))
+		return;
+	warn("%s: not the file recorded as %s (build-id %s, recorded %s): its symbols may be wrong",
+	     path, dso->path, size ? build_id_hex(id, size, have) : "none",
+	     build_id_hex(dso->build_id, dso->build_id_size, want));
+}
+
+void dso_set_build_id(struct dso *dso, const unsigned char *id, size_t size)
+{
+	if (size > sizeof(dso->build_id))
+		size = 0;
+	memcpy(dso->build_id, id, size);
+	dso->build_id_size = size;
+}
+
 static void dso_load(struct dso *dso)
 {
 	const char *err;
@@ -297,6 +326,7 @@ static void dso_load(struct dso *dso)
 		free(path);
 		return;
 	}
+	check_build_id(dso, path);
 	err = dso_read(dso, path, fd);
 	if (err) {
 		warn("%s: no symbols: %s", path, err);
@@ -419,7 +449,7 @@ static void kernel_load(void)
 		return;
 	kernel_loaded = true;
 	if (!kernel_path && !kernel_same_boot) {
-		warn("recorded in another boot: kernel symbols not resolved (--kallsyms names a file that fits)");
+		warn("recorded in another boot: kernel symbols not resolved (--kallsyms takes a copy of its /proc/kallsyms)");
 		return;
 	}
 	f = fopen(kernel_path ? kernel_path : "/proc/kallsyms", "re");

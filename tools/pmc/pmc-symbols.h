@@ -10,6 +10,7 @@
 #define _PMC_SYMBOLS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <linux/types.h>
 
 struct dso;
@@ -23,6 +24,13 @@ void symbols_set_symfs(const char *dir);
 
 /* The file recorded as @path: one struct dso per path, read on first use. */
 struct dso *dso_find(const char *path);
+
+/*
+ * The build-id @path had when it was recorded (a PMC_DATA_BUILD_ID
+ * record): when its symbols are read, a file found with another one is
+ * warned about. Call before the first dso_symbol() or dso_srcline().
+ */
+void dso_set_build_id(struct dso *dso, const unsigned char *id, size_t size);
 
 /* The interned basename of its recorded path, for tables. */
 const char *dso_name(const struct dso *dso);

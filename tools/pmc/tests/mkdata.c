@@ -26,6 +26,8 @@
  *	overlap		a mapping laid over another's middle, a MUNMAP of
  *			its end, and a pid without mappings: see
  *			add_overlap_samples()
+ *	buildid:HEX	the same as burn, and the build-id HEX for PATH,
+ *			as pmc-record writes it after the kernel's records
  *	maps:N		N one-page mappings of /lib/libmany.so, laid out
  *			top-down as mmap() places them, and 20000 samples
  *			whose 16-frame chains pass through 13 of 64 of
@@ -271,6 +273,28 @@ static void add_many_maps(__u32 record_type, unsigned long nr)
 	}
 }
 
+/* A PMC_DATA_BUILD_ID record of @hex for @path. */
+static void add_build_id(const char *path, const char *hex)
+{
+	struct pmc_data_build_id *b = add_record(sizeof(*b) + strlen(path) + 1);
+
+	b->header.type = PMC_DATA_BUILD_ID;
+	while (hex[0] && hex[1] && b->size < sizeof(b->id)) {
+		if (sscanf(hex, "%2hhx", &b->id[b->size]) != 1)
+			fail("buildid:HEX wants hex digits");
+		b->size++;
+		hex += 2;
+	}
+	strcpy(b->filename, path);
+}
+
+static void add_burn_build_id(__u32 record_type, const char *path,
+			      const char *hex)
+{
+	add_burn_samples(record_type);
+	add_build_id(path, hex);
+}
+
 static __u64 address(const char *arg)
 {
 	char *end;
@@ -306,7 +330,7 @@ int main(int argc, char **argv)
 	FILE *out;
 
 	if (argc != 9)
-		fail("usage: mkdata burn|nochain|unfinished|mixed|overlap|maps:N OUT BINARY PATH HOT WARM BURN MAIN");
+		fail("usage: mkdata burn|nochain|unfinished|mixed|overlap|buildid:HEX|maps:N OUT BINARY PATH HOT WARM BURN MAIN");
 	kind = argv[1];
 	hot = address(argv[5]);
 	warm = address(argv[6]);
@@ -327,8 +351,10 @@ int main(int argc, char **argv)
 	else if (!strcmp(kind, "burn") || !strcmp(kind, "nochain") ||
 		 !strcmp(kind, "unfinished"))
 		add_burn_samples(record_type);
+	else if (!strncmp(kind, "buildid:", 8))
+		add_burn_build_id(record_type, argv[4], kind + 8);
 	else
-		fail("KIND must be burn, nochain, unfinished, mixed, overlap or maps:N");
+		fail("KIND must be burn, nochain, unfinished, mixed, overlap, buildid:HEX or maps:N");
 
 	hdr.data_size = data_len;
 	hdr.nr_samples = nr_samples;

@@ -310,6 +310,22 @@ for bad in "--pid x" "--tid -1" "--pid 4294967296" "--comm=" "--dso a,,b"; do
 		eval 'test $status = 2 && grep -q "^pmc-report: ${bad%%[ =]*}" "$tmp/err"'
 done
 
+# --- build-ids -----------------------------------------------------------
+
+# pmc-burn's build-id as binutils reads it; mkdata records it, or
+# another, for /bin/pmc-burn after the kernel's records.
+burn_id=$(readelf -n "$tools/pmc-burn" | awk '/Build ID:/ { print $3 }')
+check "readelf gives pmc-burn's build-id" test -n "$burn_id"
+check "mkdata writes buildid.data and badid.data" \
+	eval 'mkdata "buildid:$burn_id" buildid "$hot" "$warm" &&
+	      mkdata buildid:00112233445566778899aabbccddeeff00112233 badid "$hot" "$warm"'
+run "$tmp/buildid.data" >"$tmp/out" 2>"$tmp/err"
+check "build-id recorded and found the same: no warning, hot_loop named" \
+	eval 'test ! -s "$tmp/err" && grep -q "hot_loop" "$tmp/out"'
+run "$tmp/badid.data" >/dev/null 2>"$tmp/err"
+check "build-id recorded and found differ: a warning with both ids" \
+	grep -q "pmc-burn: not the file recorded as /bin/pmc-burn (build-id $burn_id, recorded 00112233445566778899aabbccddeeff00112233)" "$tmp/err"
+
 # --- kernel symbols ------------------------------------------------------
 
 # mixed.data's kernel IPs are 0xffffffff81000100 and its return address
