@@ -465,6 +465,34 @@ never_crashes() {
 }
 check "cut and corrupted files: exit status 0 or 1, no crash" never_crashes
 
+# --- man pages -----------------------------------------------------------
+
+# Each tool's page renders without a warning, and names every long option
+# its --help lists.
+man_covers_help() {
+	local page=$here/../man/man1/$1.1 opt missing=
+
+	[ -f "$page" ] || { echo "# no $page" >&2; return 1; }
+	[ -z "$(LC_ALL=C.UTF-8 groff -man -Tutf8 -ww -z "$page" 2>&1)" ] ||
+		{ echo "# groff warns about $page" >&2; return 1; }
+	for opt in $("$tools/$1" --help 2>&1 | grep -o -- '--[a-z][a-z-]*' | sort -u); do
+		# the page's source spells a - as \-
+		grep -q -- "$(printf '%s' "$opt" | sed 's/-/\\\\-/g')" "$page" ||
+			missing="$missing $opt"
+	done
+	[ -z "$missing" ] || echo "# $1.1 lacks$missing" >&2
+	[ -z "$missing" ]
+}
+for tool in pmc-stat pmc-record pmc-report; do
+	if [ -x "$tools/$tool" ] && command -v groff >/dev/null; then
+		check "man/man1/$tool.1: renders cleanly, has every option of --help" \
+			man_covers_help "$tool"
+	else
+		n=$((n + 1))
+		echo "ok $n - man/man1/$tool.1 # SKIP no $tool built, or no groff"
+	fi
+done
+
 if command -v valgrind >/dev/null; then
 	# The binary is static, so valgrind cannot follow malloc: it finds
 	# wild accesses, not heap overruns, and glibc's startup looks
