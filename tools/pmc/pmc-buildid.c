@@ -82,6 +82,8 @@ size_t elf_build_id(const char *path, unsigned char *id, size_t size)
 	    eh.e64.e_ident[EI_DATA] != ELFDATA_HOST)
 		goto out;
 	if (eh.e64.e_ident[EI_CLASS] == ELFCLASS64) {
+		if (pread(fd, &eh, sizeof(eh.e64), 0) != sizeof(eh.e64))
+			goto out;
 		phoff = eh.e64.e_phoff;
 		phnum = eh.e64.e_phnum;
 	} else if (eh.e64.e_ident[EI_CLASS] == ELFCLASS32) {

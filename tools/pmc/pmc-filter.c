@@ -33,18 +33,8 @@ static int parse_id(const char *s, __u32 *id)
 	return 0;
 }
 
-/* @name as the report has it: one of its placeholders, else interned. */
-static const char *report_name(const char *name,
-			       const char *const *placeholders)
-{
-	for (; *placeholders; placeholders++)
-		if (!strcmp(name, *placeholders))
-			return *placeholders;
-	return intern(name);
-}
-
 int filter_add(struct sample_filter *f, enum filter_kind kind,
-	       const char *arg, const char *const *placeholders)
+	       const char *arg)
 {
 	struct filter_list *l = &f->lists[kind];
 	char *list = must_strdup(arg), *rest = list, *item;
@@ -70,7 +60,7 @@ int filter_add(struct sample_filter *f, enum filter_kind kind,
 			item = "[kernel]";
 		else if (kind == FILTER_DSO)
 			item = (char *)basename_of(item);
-		l->names[i] = report_name(item, placeholders);
+		l->names[i] = intern(item);
 	}
 	free(list);
 	return ret;
@@ -90,8 +80,9 @@ static bool has_name(const struct filter_list *l, const char *name)
 {
 	size_t i;
 
+	/* by content: the report's placeholders are not interned */
 	for (i = 0; i < l->nr; i++)
-		if (l->names[i] == name)
+		if (l->names[i] == name || !strcmp(l->names[i], name))
 			return true;
 	return !l->nr;
 }

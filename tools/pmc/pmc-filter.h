@@ -24,21 +24,18 @@ struct sample_filter {
 
 /*
  * Add the comma list @arg to list @kind. A dso is matched by its base
- * name, the kernel as "[kernel]" or perf's "[kernel.kallsyms]". Names
- * are interned, except those equal to one of the report's own
- * @placeholders (NULL-terminated: "[kernel]", "[unknown]"), which
- * become that pointer.
+ * name, the kernel as "[kernel]" or perf's "[kernel.kallsyms]".
  * Return: 0, or -1 if @arg is empty or a pid or tid is not a number.
  */
 int filter_add(struct sample_filter *f, enum filter_kind kind,
-	       const char *arg, const char *const *placeholders);
+	       const char *arg);
 
 bool filter_active(const struct sample_filter *f);
 
 /* "--comm", "--pid", "--tid" or "--dso". */
 const char *filter_option(enum filter_kind kind);
 
-/* @comm and @dso interned, as pmc-report's tables have them. */
+/* Does a sample of @comm, @pid, @tid, sampled in @dso, pass? */
 bool filter_match(const struct sample_filter *f, const char *comm,
 		  __u32 pid, __u32 tid, const char *dso);
 

@@ -25,6 +25,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <search.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -99,8 +100,14 @@ struct recording {
 	__u64 data_size;		/* record bytes written so far */
 	__u64 nr_skipped;		/* unreadable bytes, never expected */
 	__u64 nr_throttles;		/* THROTTLE records: samples stopped */
-	char **files;			/* named by MMAP records, once each */
-	size_t nr_files, cap_files;
+	void *files;			/* struct mapped_file, by name (tsearch) */
+	int build_ids_err;		/* write_build_ids() failed */
+};
+
+/* A file a MMAP record named, and a process that mapped it. */
+struct mapped_file {
+	char *name;
+	pid_t pid;
 };
 
 static void usage(FILE *out)
@@ -256,30 +263,77 @@ static int write_out(struct recording *rec, const void *buf, size_t len)
 	return 0;
 }
 
+static int cmp_file(const void *a, const void *b)
+{
+	return strcmp(((const struct mapped_file *)a)->name,
+		      ((const struct mapped_file *)b)->name);
+}
+
 /* A file an MMAP record names: its build-id goes in at the end. */
 static void note_file(struct recording *rec, const struct pmc_data_mmap *m,
 		      size_t size)
 {
-	size_t len = size - offsetof(struct pmc_data_mmap, filename), i;
-	const char *name = m->filename;
+	size_t len = size - offsetof(struct pmc_data_mmap, filename);
+	struct mapped_file key = { .name = (char *)m->filename }, *f, **node;
 
-	if (size <= sizeof(*m) || name[0] != '/' || !memchr(name, 0, len))
+	if (size <= sizeof(*m) || m->filename[0] != '/' ||
+	    !memchr(m->filename, 0, len))
 		return;
-	for (i = 0; i < rec->nr_files; i++)
-		if (!strcmp(rec->files[i], name))
-			return;
-	if (rec->nr_files == rec->cap_files) {
-		size_t cap = rec->cap_files ? 2 * rec->cap_files : 64;
-		char **files = realloc(rec->files, cap * sizeof(*files));
-
-		if (!files)
-			return;		/* a build-id less: not fatal */
-		rec->files = files;
-		rec->cap_files = cap;
+	if (tfind(&key, &rec->files, cmp_file))
+		return;
+	f = malloc(sizeof(*f));
+	if (!f || !(f->name = strdup(m->filename))) {
+		free(f);
+		return;			/* a build-id less: not fatal */
 	}
-	rec->files[rec->nr_files] = strdup(name);
-	if (rec->files[rec->nr_files])
-		rec->nr_files++;
+	f->pid = m->pid;
+	node = tsearch(f, &rec->files, cmp_file);
+	if (!node) {
+		free(f->name);
+		free(f);
+	}
+}
+
+/*
+ * The build-id of @f as its process sees it (through /proc/PID/root: a
+ * task of -p or -a may run in another mount namespace), else by its
+ * name here, as for a command that has exited.
+ */
+static size_t file_build_id(const struct mapped_file *f, unsigned char *id,
+			    size_t size)
+{
+	char path[PATH_MAX];
+	size_t n = 0;
+
+	if (f->pid > 0 && snprintf(path, sizeof(path), "/proc/%d/root%s",
+				   (int)f->pid, f->name) < (int)sizeof(path))
+		n = elf_build_id(path, id, size);
+	return n ? n : elf_build_id(f->name, id, size);
+}
+
+static struct recording *walking;	/* twalk() passes no argument */
+
+static void write_build_id(const void *node, VISIT order, int depth)
+{
+	const struct mapped_file *f = *(const struct mapped_file *const *)node;
+	size_t len = strlen(f->name) + 1;
+	struct pmc_data_build_id *b;
+	size_t size = (sizeof(*b) + len + 7) & ~7UL;
+
+	(void)depth;
+	if ((order != postorder && order != leaf) || walking->build_ids_err ||
+	    size > UINT16_MAX)
+		return;
+	b = calloc(1, size);
+	if (!b)
+		return;		/* the recording is whole without */
+	b->header.type = PMC_DATA_BUILD_ID;
+	b->header.size = size;
+	memcpy(b->filename, f->name, len);
+	b->size = file_build_id(f, b->id, sizeof(b->id));
+	if (b->size && write_out(walking, b, size))
+		walking->build_ids_err = -1;
+	free(b);
 }
 
 /*
@@ -288,29 +342,9 @@ static void note_file(struct recording *rec, const struct pmc_data_mmap *m,
  */
 static int write_build_ids(struct recording *rec)
 {
-	size_t i;
-
-	for (i = 0; i < rec->nr_files; i++) {
-		size_t len = strlen(rec->files[i]) + 1;
-		struct pmc_data_build_id *b;
-		size_t size = (sizeof(*b) + len + 7) & ~7UL;
-		int ret;
-
-		if (size > UINT16_MAX)
-			continue;
-		b = calloc(1, size);
-		if (!b)
-			return 0;	/* the recording is whole without */
-		b->header.type = PMC_DATA_BUILD_ID;
-		b->header.size = size;
-		memcpy(b->filename, rec->files[i], len);
-		b->size = elf_build_id(rec->files[i], b->id, sizeof(b->id));
-		ret = b->size ? write_out(rec, b, size) : 0;
-		free(b);
-		if (ret)
-			return -1;
-	}
-	return 0;
+	walking = rec;
+	twalk(rec->files, write_build_id);
+	return rec->build_ids_err;
 }
 
 /*

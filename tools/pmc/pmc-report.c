@@ -95,10 +95,6 @@
 static const char unknown_name[] = "[unknown]";
 static const char kernel_name[] = "[kernel]";
 static const char idle_name[] = "swapper";
-/* what --comm and --dso match by pointer, as the tables do */
-static const char *const placeholders[] = {
-	unknown_name, kernel_name, idle_name, NULL
-};
 
 static const char *data_path;
 
@@ -529,7 +525,10 @@ static int u64_cmp(__u64 x, __u64 y)
 	return x < y ? -1 : x > y;
 }
 
-/* --children: rows sort by the samples in their stacks, then by self. */
+/*
+ * --children: rows sort by the samples in their stacks, then by self
+ * (the thread table's rows have no children: they sort by self).
+ */
 static bool by_children;
 
 /* Most samples first; ties in a fixed order so output is stable. */
@@ -696,9 +695,10 @@ static void add_sample(struct report *rep, const struct sample *s)
 		return;
 	}
 	describe_frame(rep, s, s->ip, &ip, kernel, &cells);
-	row = hist_add(&rep->table, &cells);
+	/* first: it adds rows, which may move the table's */
 	if (rep->children)
 		add_children(rep, s, &ip, kernel);
+	row = hist_add(&rep->table, &cells);
 	if (!rep->sorted)
 		hist_add(&rep->threads, &cells)->last_comm = cells.comm;
 
@@ -822,11 +822,12 @@ static void add_throttle(struct report *rep, const unsigned char *rec,
 
 /*
  * On a terminal, a report that takes more than a second says how far
- * it got, twice a second, on one line that it clears at the end.
+ * it got, twice a second, on one line that it clears at the end (and
+ * warn() before a warning). Not when the report itself goes to the
+ * terminal: its lines would mix.
  */
 struct progress {
 	struct timespec start, last;
-	bool shown;
 };
 
 static double seconds_since(const struct timespec *t)
@@ -845,17 +846,19 @@ static void show_progress(struct progress *p, __u64 done, __u64 len)
 		return;
 	}
 	if (done == len) {
-		if (p->shown)
+		if (progress_on_line)
 			fprintf(stderr, "\r%*s\r", 60, "");
+		progress_on_line = false;
 		return;
 	}
+	/* Not on a terminal, nor where --script's lines go to one. */
 	if (seconds_since(&p->start) < 1 || seconds_since(&p->last) < 0.5 ||
-	    !isatty(STDERR_FILENO))
+	    !isatty(STDERR_FILENO) || isatty(STDOUT_FILENO))
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &p->last);
 	fprintf(stderr, "\rpmc-report: %3.0f%% of %" PRIu64 " MB read",
 		100.0 * done / len, (uint64_t)(len >> 20));
-	p->shown = true;
+	progress_on_line = true;
 }
 
 /*
@@ -1130,7 +1133,8 @@ static void print_header(const struct report *rep)
 	printf("# %" PRIu64 " samples lost", (uint64_t)rep->nr_lost);
 	if (rep->nr_lost)
 		printf(" (%.2f%% of all; use a longer period or more -m pages)",
-		       percent(rep->nr_lost, rep->nr_lost + rep->nr_samples));
+		       percent(rep->nr_lost, rep->nr_lost + rep->nr_samples +
+				      rep->nr_filtered));
 	putchar('\n');
 	if (rep->nr_throttles)
 		printf("# throttled %" PRIu64 " times, %.3f s in all without samples (kernel.pmc_max_sample_rate, kernel.pmc_cpu_time_max_percent)\n",
@@ -1144,13 +1148,15 @@ static void print_header(const struct report *rep)
  * How many of the @nr sorted @rows -n and --percent-limit show (a limit
  * of -1, not given, leaves none out).
  */
+/* @children: the table has --children's column, and is sorted by it. */
 static size_t rows_shown(const struct report *rep,
-			 const struct hist_entry *rows, size_t nr)
+			 const struct hist_entry *rows, size_t nr,
+			 bool children)
 {
 	size_t n = 0;
 
 	while (n < nr && (!rep->rows || n < rep->rows) &&
-	       percent(by_children ? rows[n].children : rows[n].samples,
+	       percent(children ? rows[n].children : rows[n].samples,
 		       rep->nr_samples) >= rep->percent_limit)
 		n++;
 	return n;
@@ -1158,14 +1164,14 @@ static size_t rows_shown(const struct report *rep,
 
 /* What the rows after the @shown ones add up to, if any. */
 static void print_rest(const struct hist_entry *rows, size_t shown,
-		       size_t nr, __u64 total)
+		       size_t nr, __u64 total, bool children)
 {
 	__u64 rest = 0;
 	size_t i;
 
 	if (nr <= shown)
 		return;
-	if (by_children) {	/* a sample is in many rows: no sum */
+	if (children) {	/* a sample is in many rows: no sum */
 		printf("# ... %zu more rows\n", nr - shown);
 		return;
 	}
@@ -1308,9 +1314,9 @@ static void print_table(const struct report *rep)
 	size_t nr, i, shown;
 
 	rows = hist_sorted(&rep->table, &nr);
-	shown = rows_shown(rep, rows, nr);
+	shown = rows_shown(rep, rows, nr, rep->children);
 	if (by_children)
-		printf("\n# %8s %8s %9s ", "Children", "Self", "Samples");
+		printf("\n# %8s  %8s %9s ", "Children", "Self", "Samples");
 	else
 		printf("\n# %8s %9s ", "Overhead", "Samples");
 	print_cells(rep->order, NULL);
@@ -1326,7 +1332,7 @@ static void print_table(const struct report *rep)
 		if (e->calls)
 			print_call_graph(rep, e->calls);
 	}
-	print_rest(rows, shown, nr, rep->nr_samples);
+	print_rest(rows, shown, nr, rep->nr_samples, rep->children);
 	free(rows);
 }
 
@@ -1336,7 +1342,7 @@ static void print_threads(const struct report *rep)
 	size_t nr, i, shown;
 
 	rows = hist_sorted(&rep->threads, &nr);
-	shown = rows_shown(rep, rows, nr);
+	shown = rows_shown(rep, rows, nr, false);
 	printf("\n# %8s  %-16s %9s %9s\n", "Tid", "Command", "Samples",
 	       "Overhead");
 	for (i = 0; i < shown; i++) {
@@ -1346,7 +1352,7 @@ static void print_threads(const struct report *rep)
 		       e->last_comm, (uint64_t)e->samples,
 		       percent(e->samples, rep->nr_samples));
 	}
-	print_rest(rows, shown, nr, rep->nr_samples);
+	print_rest(rows, shown, nr, rep->nr_samples, false);
 	free(rows);
 }
 
@@ -1621,8 +1627,7 @@ int main(int argc, char **argv)
 		case OPT_FILTER + FILTER_PID:
 		case OPT_FILTER + FILTER_TID:
 		case OPT_FILTER + FILTER_DSO:
-			if (filter_add(&rep.filter, opt - OPT_FILTER, optarg,
-				       placeholders))
+			if (filter_add(&rep.filter, opt - OPT_FILTER, optarg))
 				usage_error("%s: invalid list '%s'",
 					    filter_option(opt - OPT_FILTER),
 					    optarg);

@@ -9,10 +9,16 @@
 
 #include "pmc-util.h"
 
+bool progress_on_line;
+
 void warn(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (progress_on_line) {
+		fprintf(stderr, "\r%*s\r", 60, "");
+		progress_on_line = false;
+	}
 	fprintf(stderr, "pmc-report: warning: ");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);

@@ -6,9 +6,12 @@
 #ifndef _PMC_UTIL_H
 #define _PMC_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A progress line is on stderr: warn() clears it first. */
+extern bool progress_on_line;
 
 /* These exit with a message instead of returning NULL. */
 void *must_alloc(void *ptr);	/* @ptr, from anything that allocates */

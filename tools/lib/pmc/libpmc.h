@@ -139,6 +139,10 @@ struct pmc_count {
 /*
  * pmc_read_count() - read a counter opened with both TOTAL_TIME formats
  *
+ * Not a group's leader from pmc_evlist_parse(), which reads as its whole
+ * group (PMC_FORMAT_GROUP): pmc_read_count() on it fails with ENOSPC;
+ * use pmc_read_group() or pmc_evlist_read().
+ *
  * Return: 0; 1 if the counter is a pinned group in error state (read()
  * gave 0 bytes: it never counted since); -1 with errno (EIO for a
  * short read).

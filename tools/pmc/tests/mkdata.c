@@ -30,8 +30,8 @@
  *			as pmc-record writes it after the kernel's records
  *	maps:N		N one-page mappings of /lib/libmany.so, laid out
  *			top-down as mmap() places them, and 20000 samples
- *			whose 16-frame chains pass through 13 of 64 of
- *			them (N >= 64): a report's time must not grow
+ *			whose 16-frame chains pass through 13 of 256 of
+ *			them (N >= 256): a report's time must not grow
  *			with N
  */
 #include <elf.h>
@@ -263,9 +263,9 @@ static void add_many_maps(__u32 record_type, unsigned long nr)
 	for (k = 0; k < 20000; k++) {
 		__u64 chain[16] = { hot };
 
-		/* 64 places, spread over the mappings whatever N is */
+		/* 256 places, spread over the mappings whatever N is */
 		for (j = 1; j < 14; j++)
-			chain[j] = MANY_TOP - ((k * 13 + j) % 64 * (nr / 64) +
+			chain[j] = MANY_TOP - ((k * 13 + j) % 256 * (nr / 256) +
 					       1) * 0x1000 + 0x20;
 		chain[14] = burn;
 		chain[15] = main_ip;

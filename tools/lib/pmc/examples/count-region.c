@@ -34,10 +34,10 @@ static void region(void)
 }
 
 /*
- * Every counter into @c: page 0 where it serves (@page[i] says so), the
- * others with pmc_evlist_read(), so that a group's members are read at
- * one instant and relate as their events do. @fds and @ret: room for
- * pmc_evlist_read()'s arguments.
+ * Every counter into @c: one alone from page 0 where it serves (@page[i]
+ * says so), the others with pmc_evlist_read(), which reads a group in
+ * one read(), so that its members relate as their events do. @fds and
+ * @ret: room for pmc_evlist_read()'s arguments.
  */
 static int read_all(const struct pmc_evlist *list,
 		    const struct pmc_self *self, struct pmc_count *c,
@@ -46,7 +46,11 @@ static int read_all(const struct pmc_evlist *list,
 	size_t i;
 
 	for (i = 0; i < list->nr; i++) {
-		page[i] = self[i].page &&
+		const struct pmc_evsel *ev = &list->ev[i];
+		bool alone = ev->leader == i &&
+			     !(ev->attr.read_format & PMC_FORMAT_GROUP);
+
+		page[i] = alone && self[i].page &&
 			  pmc_self_page_read(self[i].page, &c[i]);
 		fds[i] = page[i] ? -1 : self[i].fd;
 	}
