@@ -282,7 +282,9 @@ static void note_file(struct recording *rec, const struct pmc_data_mmap *m,
 	if (tfind(&key, &rec->files, cmp_file))
 		return;
 	f = malloc(sizeof(*f));
-	if (!f || !(f->name = strdup(m->filename))) {
+	if (f)
+		f->name = strdup(m->filename);
+	if (!f || !f->name) {
 		free(f);
 		return;			/* a build-id less: not fatal */
 	}
