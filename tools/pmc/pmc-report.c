@@ -846,9 +846,7 @@ static void show_progress(struct progress *p, __u64 done, __u64 len)
 		return;
 	}
 	if (done == len) {
-		if (progress_on_line)
-			fprintf(stderr, "\r%*s\r", 60, "");
-		progress_on_line = false;
+		progress_clear();
 		return;
 	}
 	/* Not on a terminal, nor where --script's lines go to one. */

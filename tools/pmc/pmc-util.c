@@ -11,14 +11,18 @@
 
 bool progress_on_line;
 
+void progress_clear(void)
+{
+	if (progress_on_line)
+		fprintf(stderr, "\r%*s\r", 60, "");
+	progress_on_line = false;
+}
+
 void warn(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (progress_on_line) {
-		fprintf(stderr, "\r%*s\r", 60, "");
-		progress_on_line = false;
-	}
+	progress_clear();
 	fprintf(stderr, "pmc-report: warning: ");
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);

@@ -12,6 +12,8 @@
 void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A progress line is on stderr: warn() clears it first. */
 extern bool progress_on_line;
+/* Erase the progress line, if one is shown. */
+void progress_clear(void);
 
 /* These exit with a message instead of returning NULL. */
 void *must_alloc(void *ptr);	/* @ptr, from anything that allocates */
