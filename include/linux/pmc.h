@@ -279,11 +279,12 @@ void pmc_unthrottle(struct pmc_counter *counter);
 void pmc_overflow_took(struct pmc_counter *counter, u64 ns);
 
 /*
- * Records for sampling counters, from mm and exec: for the counters of
- * current's context and of this CPU's that asked for them.
+ * Records for sampling counters, from mm, exec and fork: for the
+ * counters of current's context and of this CPU's that asked for them.
  */
 void __pmc_mmap_event(struct vm_area_struct *vma, bool unmap);
 void __pmc_comm_event(struct task_struct *task);
+void __pmc_fork_event(struct task_struct *child);
 
 static inline void pmc_mmap_event(struct vm_area_struct *vma)
 {
@@ -301,6 +302,13 @@ static inline void pmc_comm_event(struct task_struct *task)
 {
 	if (pmc_hooks_on() && task == current)
 		__pmc_comm_event(task);
+}
+
+/* From copy_process(), in the parent, once @child is visible. */
+static inline void pmc_fork_event(struct task_struct *child)
+{
+	if (pmc_hooks_on())
+		__pmc_fork_event(child);
 }
 
 void __pmc_task_sched_out(struct task_struct *prev, struct task_struct *next);
@@ -407,6 +415,7 @@ static inline void pmc_exec_task(struct task_struct *task) { }
 static inline void pmc_mmap_event(struct vm_area_struct *vma) { }
 static inline void pmc_munmap_event(struct vm_area_struct *vma) { }
 static inline void pmc_comm_event(struct task_struct *task) { }
+static inline void pmc_fork_event(struct task_struct *child) { }
 static inline int pmc_task_enable(void) { return -EINVAL; }
 static inline int pmc_task_disable(void) { return -EINVAL; }
 

@@ -515,6 +515,7 @@ static void pmc_task_detach(struct task_struct *task, bool exiting)
 
 void __pmc_exit_task(struct task_struct *task)
 {
+	pmc_exit_event(task);
 	pmc_task_detach(task, true);
 }
 

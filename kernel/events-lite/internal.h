@@ -185,6 +185,7 @@ void pmc_sample_init(struct pmc_counter *counter);
 void pmc_sample_destroy(struct pmc_counter *counter);
 int pmc_refresh(struct pmc_counter *counter, unsigned long nr);
 void pmc_counter_skipped(struct pmc_counter *counter, u64 nr);
+void pmc_exit_event(struct task_struct *task);
 
 /* throttle.c */
 extern int sysctl_pmc_max_sample_rate;

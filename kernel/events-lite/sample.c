@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * events-lite samples: what a sampling counter writes to its ring
- * buffer at each overflow, and the MMAP, MUNMAP and COMM records.
+ * buffer at each overflow, and the MMAP, MUNMAP, COMM, FORK and EXIT
+ * records.
  *
  * pmc_counter_overflow() is the one entry for overflows from every
  * context: the x86 NMI, the software clocks' hrtimer and the software
@@ -346,16 +347,37 @@ struct pmc_side_head {
 	u32 pid, tid;
 };
 
+/* A side record on its way to the counters that want it. */
+struct pmc_side {
+	void *rec;			/* the record's head: parts[0] */
+	struct pmc_rb_part parts[4];
+	int nr_parts;			/* not counting the time trailer */
+	bool trailer;			/* attr.time_all counters get time */
+	u64 time;
+	bool (*wants)(struct pmc_counter *counter);
+	/* Sets the ids in parts[0] for @counter; NULL: current's. */
+	void (*ids)(struct pmc_counter *counter, struct pmc_side *side);
+	struct task_struct *task, *parent;	/* for ->ids */
+};
+
+static void pmc_side_ids(struct pmc_counter *counter, struct pmc_side *side)
+{
+	struct pmc_side_head *head = side->rec;
+	u64 pid_tid = pmc_pid_tid(counter, current);
+
+	head->pid = lower_32_bits(pid_tid);
+	head->tid = upper_32_bits(pid_tid);
+}
+
 static void pmc_ctx_side_record(struct pmc_context *ctx,
-				const struct pmc_rb_part *parts, int nr_parts,
-				bool (*wants)(struct pmc_counter *counter))
+				struct pmc_side *side)
 {
 	struct list_head *lists[] = { &ctx->pinned_groups,
 				      &ctx->flexible_groups };
-	struct pmc_side_head *head = (struct pmc_side_head *)parts[0].buf;
+	struct pmc_event_header *header = side->rec;
+	u16 size = header->size;
 	struct pmc_counter *leader, *pos;
-	u64 pid_tid;
-	int i;
+	int i, nr;
 
 	lockdep_assert_held(&ctx->lock);
 	if (!ctx->nr_side)
@@ -367,42 +389,51 @@ static void pmc_ctx_side_record(struct pmc_context *ctx,
 				 * Only what the counter would count: enabled,
 				 * and on this CPU if it is bound to one.
 				 */
-				if (!wants(pos) ||
+				if (!side->wants(pos) ||
 				    pos->state < PMC_STATE_INACTIVE ||
 				    (pos->cpu >= 0 &&
 				     pos->cpu != smp_processor_id()))
 					continue;
-				pid_tid = pmc_pid_tid(pos, current);
-				head->pid = lower_32_bits(pid_tid);
-				head->tid = upper_32_bits(pid_tid);
-				pmc_rb_write(pos, parts, nr_parts, false);
+				side->ids(pos, side);
+				/* The time trailer is the part after the rest. */
+				nr = side->nr_parts;
+				header->size = size;
+				if (side->trailer && pos->attr.time_all) {
+					nr++;
+					header->size += sizeof(side->time);
+				}
+				pmc_rb_write(pos, side->parts, nr, false);
 			}
 		}
 	}
+	header->size = size;
 }
 
 /*
- * Write a side record (@parts[0] starts with struct pmc_side_head) to
- * every counter that wants it: current's own, and this CPU's, which see
- * every task that runs here.
+ * Write a side record to every counter that wants it: current's own,
+ * and this CPU's, which see every task that runs here.
  */
-static void pmc_side_record(const struct pmc_rb_part *parts, int nr_parts,
-			    bool (*wants)(struct pmc_counter *counter))
+static void pmc_side_record(struct pmc_side *side)
 {
 	struct pmc_context *ctx = current->pmc_ctx;
 	struct pmc_context *cpu_ctx;
 	unsigned long flags;
 
+	if (!side->ids)
+		side->ids = pmc_side_ids;
+	side->parts[side->nr_parts] =
+		(struct pmc_rb_part){ &side->time, sizeof(side->time) };
 	local_irq_save(flags);
+	side->time = ktime_get_mono_fast_ns();
 	if (ctx) {
 		raw_spin_lock(&ctx->lock);
-		pmc_ctx_side_record(ctx, parts, nr_parts, wants);
+		pmc_ctx_side_record(ctx, side);
 		raw_spin_unlock(&ctx->lock);
 	}
 	cpu_ctx = &this_cpu_ptr(&pmc_cpu)->ctx;
 	raw_spin_lock(&cpu_ctx->lock);
 	if (cpu_ctx->is_active)
-		pmc_ctx_side_record(cpu_ctx, parts, nr_parts, wants);
+		pmc_ctx_side_record(cpu_ctx, side);
 	raw_spin_unlock(&cpu_ctx->lock);
 	local_irq_restore(flags);
 }
@@ -437,14 +468,78 @@ void __pmc_comm_event(struct task_struct *task)
 		struct pmc_side_head head;
 		char comm[ALIGN(TASK_COMM_LEN, 8)];
 	} rec = { };
-	struct pmc_rb_part part = { &rec, sizeof(rec) };
+	struct pmc_side side = {
+		.rec = &rec,
+		.parts = { { &rec, sizeof(rec) } },
+		.nr_parts = 1,
+		.trailer = true,
+		.wants = pmc_wants_comm,
+	};
 
 	if (!pmc_side_wanted())
 		return;
 	rec.head.header.type = PMC_EVENT_COMM;
 	rec.head.header.size = sizeof(rec);
 	get_task_comm(rec.comm, task);
-	pmc_side_record(&part, 1, pmc_wants_comm);
+	pmc_side_record(&side);
+}
+
+struct pmc_task_rec {
+	struct pmc_event_header header;
+	u32 pid, ppid;
+	u32 tid, ptid;
+	u64 time;
+};
+
+static void pmc_task_ids(struct pmc_counter *counter, struct pmc_side *side)
+{
+	struct pmc_task_rec *rec = side->rec;
+	u64 ids = pmc_pid_tid(counter, side->task);
+
+	rec->pid = lower_32_bits(ids);
+	rec->tid = upper_32_bits(ids);
+	ids = pmc_pid_tid(counter, side->parent);
+	rec->ppid = lower_32_bits(ids);
+	rec->ptid = upper_32_bits(ids);
+	rec->time = side->time;
+}
+
+static void pmc_task_record(u32 type, struct task_struct *task,
+			    struct task_struct *parent)
+{
+	struct pmc_task_rec rec = {
+		.header = { .type = type, .size = sizeof(rec) },
+	};
+	struct pmc_side side = {
+		.rec = &rec,
+		.parts = { { &rec, sizeof(rec) } },
+		.nr_parts = 1,
+		.wants = pmc_wants_comm,
+		.ids = pmc_task_ids,
+		.task = task,
+		.parent = parent,
+	};
+
+	if (pmc_side_wanted())
+		pmc_side_record(&side);
+}
+
+/*
+ * From copy_process() in the parent, once @child is visible to others:
+ * the parent's counters and this CPU's get the record.
+ */
+void __pmc_fork_event(struct task_struct *child)
+{
+	pmc_task_record(PMC_EVENT_FORK, child, current);
+}
+
+/* From do_exit(), before the task's counters are taken down. */
+void pmc_exit_event(struct task_struct *task)
+{
+	rcu_read_lock();
+	pmc_task_record(PMC_EVENT_EXIT, task,
+			rcu_dereference(task->real_parent));
+	rcu_read_unlock();
 }
 
 /* PROT_EXEC file mappings, so that user IPs can be tied to code. */
@@ -455,7 +550,12 @@ void __pmc_mmap_event(struct vm_area_struct *vma, bool unmap)
 		u64 addr, len, pgoff;
 	} rec = { };
 	static const char pad[8];
-	struct pmc_rb_part parts[3];
+	struct pmc_side side = {
+		.rec = &rec,
+		.nr_parts = 3,
+		.trailer = true,
+		.wants = unmap ? pmc_wants_munmap : pmc_wants_mmap,
+	};
 	const char *name;
 	size_t len;
 	char *buf;
@@ -475,9 +575,9 @@ void __pmc_mmap_event(struct vm_area_struct *vma, bool unmap)
 	rec.addr = vma->vm_start;
 	rec.len = vma->vm_end - vma->vm_start;
 	rec.pgoff = (u64)vma->vm_pgoff << PAGE_SHIFT;
-	parts[0] = (struct pmc_rb_part){ &rec, sizeof(rec) };
-	parts[1] = (struct pmc_rb_part){ name, len };
-	parts[2] = (struct pmc_rb_part){ pad, ALIGN(len, 8) - len };
-	pmc_side_record(parts, 3, unmap ? pmc_wants_munmap : pmc_wants_mmap);
+	side.parts[0] = (struct pmc_rb_part){ &rec, sizeof(rec) };
+	side.parts[1] = (struct pmc_rb_part){ name, len };
+	side.parts[2] = (struct pmc_rb_part){ pad, ALIGN(len, 8) - len };
+	pmc_side_record(&side);
 	kfree(buf);
 }

@@ -2,13 +2,17 @@
 /*
  * pmc-burn: a CPU workload of known shape, to check what pmc-report shows.
  *
- *	pmc-burn [-t THREADS] [MS]
+ *	pmc-burn [-f] [-t THREADS] [MS]
  *
  * main() calls burn(), which for MS milliseconds of CPU time (500 if
  * not given) calls hot_loop() and warm_loop() in turn. Both spin the
  * same loop, hot_loop() three times as many rounds, so a profile gives
  * hot_loop about 3/4 of the samples and warm_loop about 1/4, each with
  * the call chain main -> burn -> *_loop.
+ *
+ * With -f, it forks first: the child, which runs on in this program
+ * without an exec, does the same, and the parent prints the child's pid
+ * and waits for it.
  *
  * With -t, THREADS threads (main's included), all started at once, each
  * burn MS milliseconds of their own CPU time, sleeping a millisecond
@@ -25,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 #define MAX_THREADS	64
 
@@ -107,7 +113,14 @@ int main(int argc, char **argv)
 {
 	pthread_t threads[MAX_THREADS];
 	unsigned long ms = 500, nr = 1, i;
+	pid_t child = -1;
+	int status;
+	bool fork_first = argc > 1 && !strcmp(argv[1], "-f");
 
+	if (fork_first) {
+		argc--;
+		argv++;
+	}
 	if (argc > 2 && !strcmp(argv[1], "-t")) {
 		nr = parse_ms(argv[2], "thread count");
 		if (!nr || nr > MAX_THREADS) {
@@ -120,11 +133,23 @@ int main(int argc, char **argv)
 		argv += 2;
 	}
 	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
-		fprintf(stderr, "usage: pmc-burn [-t THREADS] [MS]\n");
+		fprintf(stderr, "usage: pmc-burn [-f] [-t THREADS] [MS]\n");
 		return 2;
 	}
 	if (argc == 2)
 		ms = parse_ms(argv[1], "milliseconds");
+	if (fork_first) {
+		fflush(NULL);
+		child = fork();
+		if (child < 0) {
+			perror("pmc-burn: fork");
+			return 1;
+		}
+		if (child > 0) {
+			printf("%d\n", (int)child);
+			fflush(stdout);
+		}
+	}
 	for (i = 1; i < nr; i++) {
 		if (pthread_create(&threads[i], NULL, burn_thread, &ms)) {
 			fprintf(stderr, "pmc-burn: cannot start a thread\n");
@@ -134,5 +159,8 @@ int main(int argc, char **argv)
 	burn(ms / 1e3);
 	for (i = 1; i < nr; i++)
 		pthread_join(threads[i], NULL);
+	if (child > 0 && (waitpid(child, &status, 0) != child ||
+			  !WIFEXITED(status) || WEXITSTATUS(status)))
+		return 1;
 	return 0;
 }

@@ -5,7 +5,9 @@
  * A file is one struct pmc_data_header, then (at header_size) the ring
  * buffer's records exactly as the kernel wrote them, in the order they
  * were read: each starts with a struct pmc_event_header and is a
- * multiple of 8 bytes long. Keeping the kernel's layout means the file
+ * multiple of 8 bytes long. With header.attr.time_all, MMAP, MUNMAP and
+ * COMM records end with their time, and a reader merges the buffers of
+ * several CPUs by it. Keeping the kernel's layout means the file
  * needs no second format, and a new record type passes through unchanged.
  *
  * Everything is in the byte order of the machine that recorded; a file
@@ -75,6 +77,14 @@ struct pmc_data_comm {
 	struct pmc_event_header header;
 	__u32 pid, tid;
 	char comm[];			/* NUL-terminated, padded to 8 bytes */
+};
+
+/* PMC_EVENT_FORK and PMC_EVENT_EXIT */
+struct pmc_data_task {
+	struct pmc_event_header header;
+	__u32 pid, ppid;		/* the task's process, its parent's */
+	__u32 tid, ptid;
+	__u64 time;			/* on PMC_RECORD_TIME's clock */
 };
 
 struct pmc_data_lost {

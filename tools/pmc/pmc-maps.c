@@ -89,6 +89,49 @@ void maps_add(__u32 pid, __u64 start, __u64 len, __u64 pgoff,
 		insert(&p->root, start, range.end, pgoff, dso);
 }
 
+/* A process of a reused pid whose parent is unknown: drop the old one. */
+static void forget(struct process_maps *p)
+{
+	struct process_maps **link = &newest;
+
+	while (*link != p)
+		link = &(*link)->older;
+	*link = p->older;
+	tdelete(p, &processes, cmp_pid);
+	free(p);
+}
+
+static void **copy_to;			/* twalk() has no argument */
+
+static void copy_map(const void *node, VISIT which, int depth)
+{
+	const struct map *m = *(const struct map *const *)node;
+
+	(void)depth;
+	if (which == postorder || which == leaf)
+		insert(copy_to, m->start, m->end, m->pgoff, m->dso);
+}
+
+void maps_fork(__u32 parent, __u32 child)
+{
+	struct process_maps *from = process(parent, false);
+	struct process_maps *to = process(child, false);
+
+	if (to) {
+		tdestroy(to->root, free);
+		to->root = NULL;
+	}
+	if (!from) {
+		/* Nothing to copy: borrow, as a process never seen does. */
+		if (to)
+			forget(to);
+		return;
+	}
+	to = to ?: process(child, true);
+	copy_to = &to->root;
+	twalk(from->root, copy_map);
+}
+
 static const struct map *lookup(const struct process_maps *p, __u64 ip)
 {
 	struct map probe = { .start = ip, .end = ip + 1 };

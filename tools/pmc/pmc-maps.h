@@ -26,6 +26,13 @@ void maps_add(__u32 pid, __u64 start, __u64 len, __u64 pgoff,
 	      struct dso *dso);
 
 /*
+ * Process @child was forked by @parent: it starts with a copy of the
+ * parent's mappings (if the parent has any; else it keeps borrowing),
+ * whatever an older process of its pid left.
+ */
+void maps_fork(__u32 parent, __u32 child);
+
+/*
  * The mapping of @ip in process @pid. A process that has no mappings
  * at all (it forked and never exec'ed: nothing says whose copy it
  * is) borrows those of the newest process that maps @ip.

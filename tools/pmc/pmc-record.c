@@ -448,22 +448,40 @@ static bool read_comm(pid_t pid, char *comm)
 	return ok;
 }
 
+/*
+ * attr.time_all: a side record ends with its time. Those written here
+ * are from before the counters are enabled, so before any the kernel
+ * writes. @h has room for it.
+ */
+static void stamp(struct pmc_event_header *h)
+{
+	struct timespec ts;
+	__u64 now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	memcpy((char *)h + h->size, &now, sizeof(now));
+	h->size += sizeof(now);
+}
+
 static int synthesize_comm(struct recording *rec, pid_t pid)
 {
 	struct {
 		struct pmc_event_header h;
 		__u32 pid, tid;
 		char comm[PMC_DATA_COMM_LEN];
+		__u64 time;
 	} r;
 
 	memset(&r, 0, sizeof(r));
 	if (!read_comm(pid, r.comm))
 		return 0;	/* gone */
 	r.h.type = PMC_EVENT_COMM;
-	r.h.size = sizeof(r);
+	r.h.size = offsetof(typeof(r), time);
 	r.pid = pid;
 	r.tid = pid;
-	return write_out(rec, &r, sizeof(r));
+	stamp(&r.h);
+	return write_out(rec, &r, r.h.size);
 }
 
 static int synthesize_task(struct recording *rec, pid_t pid)
@@ -484,7 +502,7 @@ static int synthesize_task(struct recording *rec, pid_t pid)
 			struct pmc_event_header h;
 			__u32 pid, tid;
 			__u64 addr, len, pgoff;
-			char filename[4096];
+			char filename[4096 + 16];	/* padding, time */
 		} r;
 		char *file;
 		size_t len;
@@ -506,6 +524,7 @@ static int synthesize_task(struct recording *rec, pid_t pid)
 		r.len = end - start;
 		r.pgoff = pgoff;
 		memcpy(r.filename, file, len);
+		stamp(&r.h);
 		note_file(rec, (const void *)&r, r.h.size);
 		if (write_out(rec, &r, r.h.size)) {
 			fclose(f);
@@ -1021,7 +1040,8 @@ int main(int argc, char **argv)
 	attr.disabled = 1;
 	attr.inherit = !all_cpus;	/* a CPU's counter sees every task */
 	attr.mmap = 1;
-	attr.comm = 1;
+	attr.comm = 1;		/* and FORK and EXIT */
+	attr.time_all = 1;	/* to merge the CPUs' buffers by time */
 	attr.wakeup_events = 0;		/* wake up per page */
 
 	rec.nr = 1;

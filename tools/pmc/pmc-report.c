@@ -69,6 +69,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -767,6 +768,32 @@ static void add_comm(const unsigned char *rec, size_t size, __u64 where)
 	};
 }
 
+/*
+ * A FORK: the new process starts with its parent's mappings, and a new
+ * task with its creator's name, until a COMM or MMAP says otherwise.
+ * An EXIT leaves nothing to undo: a pid used again is FORKed first.
+ */
+static void add_task(const unsigned char *rec, size_t size, __u64 where)
+{
+	struct pmc_data_task t;
+
+	if (size < sizeof(t))
+		die("%s record at offset %" PRIu64 " is too short (%zu bytes)",
+		    ((const struct pmc_event_header *)rec)->type ==
+		    PMC_EVENT_FORK ? "FORK" : "EXIT", (uint64_t)where, size);
+	memcpy(&t, rec, sizeof(t));
+	if (t.header.type == PMC_EVENT_EXIT)
+		return;
+	if (t.pid != t.ppid)
+		maps_fork(t.ppid, t.pid);
+	GROW(comms, nr_comms, cap_comms);
+	comms[nr_comms++] = (struct comm) {
+		.pid = t.pid,
+		.tid = t.tid,
+		.comm = find_comm(t.ppid, t.ptid),
+	};
+}
+
 static void add_lost(struct report *rep, const unsigned char *rec,
 		     size_t size, __u64 where)
 {
@@ -890,35 +917,123 @@ static void read_build_ids(const unsigned char *data, __u64 len)
 	}
 }
 
-/* Replay every record in file order; any inconsistency is fatal. */
-static void replay(struct report *rep, const unsigned char *data,
-		   __u64 len)
+/*
+ * The time of a record, if it carries one: a sample with
+ * PMC_RECORD_TIME, FORK, EXIT, THROTTLE and UNTHROTTLE, and with
+ * attr.time_all the MMAP, MUNMAP and COMM records (in their last 8
+ * bytes).
+ */
+static bool record_time(const struct pmc_attr *attr,
+			const unsigned char *rec,
+			const struct pmc_event_header *h, __u64 *time)
 {
-	struct progress progress = { 0 };
-	__u64 nr_records = 0;
+	size_t off;
 
-	__u32 record_type = rep->hdr->attr.record_type;
-	__u64 base = rep->hdr->header_size;
-	__u64 off;
+	if (pmc_data_is_sample(h)) {
+		if (!(attr->record_type & PMC_RECORD_TIME))
+			return false;
+		off = sizeof(*h) + 8 * !!(attr->record_type & PMC_RECORD_IP) +
+		      8 * !!(attr->record_type & PMC_RECORD_TID);
+	} else if (h->type == PMC_EVENT_FORK || h->type == PMC_EVENT_EXIT) {
+		off = offsetof(struct pmc_data_task, time);
+	} else if (h->type == PMC_EVENT_THROTTLE ||
+		   h->type == PMC_EVENT_UNTHROTTLE) {
+		off = offsetof(struct pmc_data_throttle, time);
+	} else if (attr->time_all && (h->type == PMC_EVENT_MMAP ||
+				      h->type == PMC_EVENT_MUNMAP ||
+				      h->type == PMC_EVENT_COMM)) {
+		off = h->size - 8;
+	} else {
+		return false;
+	}
+	if (off < sizeof(*h) || off + 8 > h->size)
+		return false;
+	memcpy(time, rec + off, 8);
+	return true;
+}
 
-	show_progress(&progress, 0, len);	/* starts the clock */
+struct when {
+	__u64 time, off;
+};
+
+static int cmp_when(const void *a, const void *b)
+{
+	const struct when *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/*
+ * Where each record is, in the order to replay it. pmc-record -a drains
+ * one CPU's buffer after another, so the file holds each CPU's records
+ * in time order but not the CPUs' together: where every record that
+ * matters to the replay has a time (a recording with attr.time_all),
+ * they are merged by it. A record without one (LOST, pmc-record's own)
+ * keeps its place after the one before it. Any malformed record is
+ * fatal, before anything is replayed.
+ */
+static struct when *replay_order(const struct pmc_data_header *hdr,
+				 const unsigned char *data, __u64 len,
+				 size_t *nr)
+{
+	__u64 base = hdr->header_size, off, last = 0;
+	struct when *order = NULL;
+	size_t cap = 0;
+	bool sorted = true;
+
+	*nr = 0;
 	for (off = 0; off < len;) {
-		const unsigned char *rec = data + off;
-		__u64 where = base + off;
+		__u64 where = base + off, time;
 		struct pmc_event_header h;
-		struct sample s;
 
 		if (len - off < sizeof(h))
 			die("truncated record header at offset %" PRIu64,
 			    (uint64_t)where);
-		memcpy(&h, rec, sizeof(h));
+		memcpy(&h, data + off, sizeof(h));
 		if (h.size < sizeof(h) || h.size % 8)
 			die("bad record size %u at offset %" PRIu64 " (corrupt file?)",
 			    h.size, (uint64_t)where);
 		if (h.size > len - off)
 			die("record at offset %" PRIu64 " runs past the end of the data (truncated file?)",
 			    (uint64_t)where);
+		if (hdr->attr.time_all && record_time(&hdr->attr, data + off,
+						      &h, &time)) {
+			sorted &= time >= last;
+			last = time;
+		}
+		GROW(order, *nr, cap);
+		order[(*nr)++] = (struct when){ last, off };
+		off += h.size;
+	}
+	if (!sorted)
+		qsort(order, *nr, sizeof(*order), cmp_when);
+	return order;
+}
 
+/* Replay every record in time order; any inconsistency is fatal. */
+static void replay(struct report *rep, const unsigned char *data,
+		   __u64 len)
+{
+	struct progress progress = { 0 };
+	__u32 record_type = rep->hdr->attr.record_type;
+	__u64 base = rep->hdr->header_size;
+	struct when *order;
+	size_t i, nr;
+
+	show_progress(&progress, 0, len);	/* starts the clock */
+	order = replay_order(rep->hdr, data, len, &nr);
+	for (i = 0; i < nr; i++) {
+		const unsigned char *rec = data + order[i].off;
+		__u64 where = base + order[i].off;
+		struct pmc_event_header h;
+		size_t size;
+		struct sample s;
+
+		memcpy(&h, rec, sizeof(h));
+		/* The name in a side record ends before its time. */
+		size = h.size - (rep->hdr->attr.time_all ? 8 : 0);
 		if (pmc_data_is_sample(&h)) {
 			if (h.type != record_type)
 				die("sample at offset %" PRIu64 " has type %#x, but record_type is %#x",
@@ -934,10 +1049,13 @@ static void replay(struct report *rep, const unsigned char *data,
 			add_sample(rep, &s);
 		} else if (h.type == PMC_EVENT_MMAP ||
 			   h.type == PMC_EVENT_MUNMAP) {
-			add_mmap(rec, h.size, where,
+			add_mmap(rec, size, where,
 				 h.type == PMC_EVENT_MUNMAP);
 		} else if (h.type == PMC_EVENT_COMM) {
-			add_comm(rec, h.size, where);
+			add_comm(rec, size, where);
+		} else if (h.type == PMC_EVENT_FORK ||
+			   h.type == PMC_EVENT_EXIT) {
+			add_task(rec, h.size, where);
 		} else if (h.type == PMC_EVENT_LOST) {
 			add_lost(rep, rec, h.size, where);
 		} else if (h.type == PMC_EVENT_THROTTLE ||
@@ -948,11 +1066,11 @@ static void replay(struct report *rep, const unsigned char *data,
 		} else {
 			rep->nr_unknown++;
 		}
-		off += h.size;
-		if (!(++nr_records % 4096))
-			show_progress(&progress, off, len);
+		if (!(i % 4096))
+			show_progress(&progress, order[i].off, len);
 	}
 	show_progress(&progress, len, len);
+	free(order);
 }
 
 static unsigned char *read_file(const char *path, __u64 *size)

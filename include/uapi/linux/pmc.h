@@ -86,11 +86,14 @@ struct pmc_attr {
 	      exclude_idle   : 1, /* software only: not in the idle task */
 	      mmap           : 1, /* PMC_EVENT_MMAP/MUNMAP records... */
 	      munmap         : 1, /* ...for PROT_EXEC mappings */
-	      comm           : 1, /* PMC_EVENT_COMM records */
+	      comm           : 1, /* PMC_EVENT_COMM, FORK, EXIT records */
 	      period_rand    : 7, /* 0, or draw each period from
 				   * irq_period +- period_rand % (1..50)
 				   */
-	      __reserved_1   : 46;
+	      time_all       : 1, /* MMAP, MUNMAP, COMM records end with
+				   * u64 time
+				   */
+	      __reserved_1   : 45;
 	__u32 extra_config_len;	/* must be 0 for now */
 	__u32 wakeup_events;	/* wake poll() every N samples; 0: per page */
 	__u64 __reserved_2;
@@ -171,6 +174,16 @@ struct pmc_event_header {
  *	{ header; u32 pid, tid; u64 addr, len, pgoff; char filename[]; }
  * PMC_EVENT_COMM:
  *	{ header; u32 pid, tid; char comm[]; }
+ *	With attr.time_all, MMAP, MUNMAP and COMM records end with a
+ *	u64 time (the last 8 bytes of the record), on the clock of
+ *	PMC_RECORD_TIME, so that the records of several buffers can be
+ *	merged in time order.
+ * PMC_EVENT_FORK, PMC_EVENT_EXIT (counters with attr.comm):
+ *	{ header; u32 pid, ppid; u32 tid, ptid; u64 time; }
+ *	FORK: the new task pid/tid, created by ppid/ptid, written before
+ *	the new task first runs. EXIT: the task pid/tid leaving, and its
+ *	parent ppid/ptid, written before its counters stop. time is on the
+ *	clock of PMC_RECORD_TIME.
  * PMC_EVENT_LOST:
  *	{ header; u64 id; u64 lost; }
  *	lost counts the records that found no room (or the buffer busy)
@@ -195,6 +208,8 @@ enum pmc_event_type {
 	PMC_EVENT_LOST		= 4,
 	PMC_EVENT_THROTTLE	= 5,
 	PMC_EVENT_UNTHROTTLE	= 6,
+	PMC_EVENT_FORK		= 7,
+	PMC_EVENT_EXIT		= 8,
 };
 
 #endif /* _UAPI_LINUX_PMC_H */

@@ -28,6 +28,13 @@
  *			add_overlap_samples()
  *	buildid:HEX	the same as burn, and the build-id HEX for PATH,
  *			as pmc-record writes it after the kernel's records
+ *	fork		pmc-record -a's file of a child that pid 100
+ *			forked and that never exec'ed: 100 samples of
+ *			it in hot_loop, with its EXIT, drained from one
+ *			CPU's buffer before the other's, which holds,
+ *			earlier in time, another program's mapping at
+ *			the same address and the FORK: see
+ *			add_fork_samples()
  *	maps:N		N one-page mappings of /lib/libmany.so, laid out
  *			top-down as mmap() places them, and 20000 samples
  *			whose 16-frame chains pass through 13 of 256 of
@@ -53,6 +60,9 @@ static unsigned char *data;		/* the records */
 static size_t data_len;
 static __u64 nr_samples, now;
 static __u32 sample_pid = PID;	/* of the samples add_sample() adds */
+static int time_all;		/* side records end with side_time */
+static __u64 side_time;
+static __u64 seg_addr, seg_len, seg_pgoff;	/* BINARY's code */
 
 static void __attribute__((noreturn)) fail(const char *what)
 {
@@ -76,14 +86,46 @@ static void *add_record(size_t len)
 	return rec;
 }
 
-static void add_comm(__u32 tid, const char *comm)
+/* A MMAP, MUNMAP or COMM record of @len bytes, and its time if asked. */
+static void *add_side_record(size_t len)
 {
-	struct pmc_data_comm *c = add_record(sizeof(*c) + strlen(comm) + 1);
+	struct pmc_event_header *h = add_record(len);
+	size_t size = h->size;
+
+	if (time_all) {
+		add_record(8);		/* may move the data */
+		h = (void *)(data + data_len - 8 - size);
+		h->size += 8;
+		memcpy(data + data_len - 8, &side_time, 8);
+	}
+	return h;
+}
+
+static void add_pid_comm(__u32 pid, __u32 tid, const char *comm)
+{
+	struct pmc_data_comm *c = add_side_record(sizeof(*c) + strlen(comm) + 1);
 
 	c->header.type = PMC_EVENT_COMM;
-	c->pid = PID;
+	c->pid = pid;
 	c->tid = tid;
 	strcpy(c->comm, comm);
+}
+
+static void add_comm(__u32 tid, const char *comm)
+{
+	add_pid_comm(PID, tid, comm);
+}
+
+static void add_task(__u32 type, __u32 pid, __u32 ppid, __u64 time)
+{
+	struct pmc_data_task *t = add_record(sizeof(*t));
+
+	t->header.type = type;
+	t->pid = pid;
+	t->tid = pid;
+	t->ppid = ppid;
+	t->ptid = ppid;
+	t->time = time;
 }
 
 static void add_throttle(__u32 type, __u64 id, __u64 time)
@@ -119,13 +161,16 @@ static void add_mmap(const char *binary, const char *path)
 		fail("BINARY has no executable segment");
 	fclose(f);
 
-	m = add_record(sizeof(*m) + strlen(path) + 1);
+	seg_addr = ph.p_vaddr & PAGE_MASK;
+	seg_len = ph.p_vaddr + ph.p_memsz - seg_addr;
+	seg_pgoff = ph.p_offset & PAGE_MASK;
+	m = add_side_record(sizeof(*m) + strlen(path) + 1);
 	m->header.type = PMC_EVENT_MMAP;
 	m->pid = PID;
 	m->tid = PID;
-	m->addr = ph.p_vaddr & PAGE_MASK;
-	m->len = ph.p_vaddr + ph.p_memsz - m->addr;
-	m->pgoff = ph.p_offset & PAGE_MASK;
+	m->addr = seg_addr;
+	m->len = seg_len;
+	m->pgoff = seg_pgoff;
 	strcpy(m->filename, path);
 }
 
@@ -135,7 +180,7 @@ static void add_map(__u32 pid, __u64 addr, __u64 len, __u64 pgoff,
 {
 	struct pmc_data_mmap *m;
 
-	m = add_record(sizeof(*m) + (path ? strlen(path) : 0) + 1);
+	m = add_side_record(sizeof(*m) + (path ? strlen(path) : 0) + 1);
 	m->header.type = path ? PMC_EVENT_MMAP : PMC_EVENT_MUNMAP;
 	m->pid = pid;
 	m->tid = pid;
@@ -249,6 +294,36 @@ static void add_overlap_samples(__u32 record_type)
 	sample_pid = PID;
 }
 
+#define CHILD		101
+#define OTHER		300
+
+/*
+ * See "fork" above. In time: another program (pid 300, which shares
+ * nothing with pid 100) maps its code where pid 100's is, pid 100 forks
+ * pid 101, which runs hot_loop and exits. In the file, the second CPU's
+ * buffer comes first, as pmc-record -a may drain it. Replayed in file
+ * order, the child's samples come before anything is known of it; in
+ * time order without the FORK, it has no mappings of its own and
+ * borrows the newest, pid 300's. Both give [unknown] or other's code.
+ */
+static void add_fork_samples(__u32 record_type)
+{
+	const __u64 chain[] = { hot, burn, main_ip };
+	__u64 start = now;
+	int i;
+
+	now = start + 3000000;
+	sample_pid = CHILD;
+	for (i = 0; i < 100; i++)
+		add_sample(record_type, CHILD, false, hot, chain, 0, 3);
+	add_task(PMC_EVENT_EXIT, CHILD, PID, now + 1);
+	side_time = start + 1000000;
+	add_pid_comm(OTHER, OTHER, "other");
+	add_map(OTHER, seg_addr, seg_len, seg_pgoff, "/bin/other");
+	add_task(PMC_EVENT_FORK, CHILD, PID, start + 2000000);
+	sample_pid = PID;
+}
+
 #define MANY_TOP	0x7f0000000000ULL
 
 /* See "maps:N" above. */
@@ -330,7 +405,7 @@ int main(int argc, char **argv)
 	FILE *out;
 
 	if (argc != 9)
-		fail("usage: mkdata burn|nochain|unfinished|mixed|overlap|buildid:HEX|maps:N OUT BINARY PATH HOT WARM BURN MAIN");
+		fail("usage: mkdata burn|nochain|unfinished|mixed|overlap|fork|buildid:HEX|maps:N OUT BINARY PATH HOT WARM BURN MAIN");
 	kind = argv[1];
 	hot = address(argv[5]);
 	warm = address(argv[6]);
@@ -340,12 +415,18 @@ int main(int argc, char **argv)
 	if (!strcmp(kind, "nochain"))
 		record_type &= ~PMC_RECORD_CALLCHAIN;
 	hdr.attr.record_type = record_type;
+	if (!strcmp(kind, "fork")) {
+		hdr.attr.time_all = time_all = 1;
+		hdr.pid = PMC_DATA_ALL_CPUS;
+	}
 	add_comm(PID, "pmc-burn");
 	add_mmap(argv[3], argv[4]);
 	if (!strcmp(kind, "mixed"))
 		add_mixed_samples(record_type);
 	else if (!strcmp(kind, "overlap"))
 		add_overlap_samples(record_type);
+	else if (!strcmp(kind, "fork"))
+		add_fork_samples(record_type);
 	else if (!strncmp(kind, "maps:", 5) && strtoul(kind + 5, NULL, 10))
 		add_many_maps(record_type, strtoul(kind + 5, NULL, 10));
 	else if (!strcmp(kind, "burn") || !strcmp(kind, "nochain") ||
@@ -354,7 +435,7 @@ int main(int argc, char **argv)
 	else if (!strncmp(kind, "buildid:", 8))
 		add_burn_build_id(record_type, argv[4], kind + 8);
 	else
-		fail("KIND must be burn, nochain, unfinished, mixed, overlap, buildid:HEX or maps:N");
+		fail("KIND must be burn, nochain, unfinished, mixed, overlap, fork, buildid:HEX or maps:N");
 
 	hdr.data_size = data_len;
 	hdr.nr_samples = nr_samples;

@@ -225,6 +225,18 @@ check "mappings: laid over, cut, unmapped and borrowed, as the kernel would" \
 	test "$(cat "$tmp/out")" = "$(printf '%s\n' "pmc-burn;[unknown] 1" \
 		"pmc-burn;a.so+0x10 1" "pmc-burn;a.so+0x2010 1" \
 		"pmc-burn;b.so+0x5010 2")"
+# pmc-record -a: a forked child that never exec'ed runs on its parent's
+# mappings (FORK), under its parent's name, and one CPU's buffer
+# drained before another's is merged by time (attr.time_all). Before
+# either, its samples were "[unknown]" or in another program's code.
+check "mkdata writes fork.data" mkdata fork fork "$hot" "$warm"
+run --folded --pid 101 "$tmp/fork.data" >"$tmp/out" 2>"$tmp/err"
+check "-a: a forked child's samples in its parent's code, by its name" \
+	test "$(cat "$tmp/out")" = "pmc-burn;main;burn;hot_loop 100"
+run --sort comm,pid "$tmp/fork.data" >"$tmp/out" 2>/dev/null
+check "-a: FORK and EXIT are known records, not \"unknown type\"" \
+	test -z "$(grep "unknown type" "$tmp/out")"
+
 # 32 times the mappings, the same 320,000 frames to look up: a search
 # that scanned them took 21 times as long (0.58 s -> 12.3 s), a sorted
 # one 1.8 times (reading the records). CPU time, not wall time, so that

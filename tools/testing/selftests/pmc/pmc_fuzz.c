@@ -216,9 +216,10 @@ static void fuzz_attr(struct worker *w, struct pmc_attr *attr)
 	attr->comm = chance(w, 20);
 	/* 0..127: valid up to PMC_PERIOD_RAND_MAX, and only with a period */
 	attr->period_rand = chance(w, 20) ? below(w, 128) : 0;
+	attr->time_all = chance(w, 20);
 	attr->wakeup_events = chance(w, 80) ? below(w, 4) : rnd(w);
 	if (chance(w, 3))
-		attr->__reserved_1 = 1ULL << below(w, 46);
+		attr->__reserved_1 = 1ULL << below(w, 45);
 	if (chance(w, 3))
 		attr->extra_config_len = rnd(w);
 	/* 0 and the real size alike; now and then one the kernel refuses */

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -1462,6 +1463,175 @@ TEST_F(sample, comm_records)
 	rb_unmap(&rb);
 	close(fd);
 	free(rec);
+}
+
+/* What fork_exit_records looks for in one buffer. */
+struct task_records {
+	pid_t child, thread;
+	struct task_rec fork, thread_fork, thread_exit, exit;
+	unsigned int forks, exits;	/* of the child and its thread */
+	__u16 comm_size;		/* the thread's COMM record */
+	__u64 comm_time;		/* its attr.time_all trailer */
+	void *code;			/* mapped PROT_EXEC by the test */
+	__u16 mmap_size, mmap_want;	/* its MMAP record; without time */
+	__u64 mmap_time;
+};
+
+static void task_records_scan(struct __test_metadata *_metadata,
+			      struct rb *rb, struct task_records *t)
+{
+	static union pmc_record rec;
+	const struct task_rec *tr = (const void *)&rec;
+	const struct comm_rec *c = (const void *)&rec;
+	const struct mmap_rec *m = (const void *)&rec;
+	int ret;
+
+	rb_begin(rb);
+	rb->pos = 0;
+	while ((ret = rb_next(rb, &rec)) > 0) {
+		if (rec.h.misc & PMC_EVENT_MISC_OVERFLOW)
+			continue;
+		if (rec.h.type == PMC_EVENT_COMM &&
+		    c->tid == (__u32)t->thread &&
+		    !strncmp(c->comm, "pmc-thread", rec.h.size - sizeof(*c))) {
+			t->comm_size = rec.h.size;
+			memcpy(&t->comm_time, (char *)&rec + rec.h.size - 8, 8);
+		}
+		if (rec.h.type == PMC_EVENT_MMAP &&
+		    m->addr == (unsigned long)t->code) {
+			t->mmap_size = rec.h.size;
+			t->mmap_want = sizeof(*m) + ((strnlen(m->filename,
+				rec.h.size - sizeof(*m)) + 8) & ~7);
+			memcpy(&t->mmap_time, (char *)&rec + rec.h.size - 8, 8);
+		}
+		if ((rec.h.type != PMC_EVENT_FORK &&
+		     rec.h.type != PMC_EVENT_EXIT) ||
+		    tr->pid != (__u32)t->child)
+			continue;
+		EXPECT_EQ(sizeof(*tr), rec.h.size);
+		if (rec.h.type == PMC_EVENT_FORK) {
+			t->forks++;
+			if (tr->tid == (__u32)t->child)
+				t->fork = *tr;
+			else
+				t->thread_fork = *tr;
+		} else {
+			t->exits++;
+			if (tr->tid == (__u32)t->child)
+				t->exit = *tr;
+			else
+				t->thread_exit = *tr;
+		}
+	}
+	ASSERT_EQ(0, ret);
+}
+
+static void *name_thread(void *arg)
+{
+	prctl(PR_SET_NAME, "pmc-thread", 0, 0, 0);
+	return (void *)(long)sys_gettid();
+}
+
+/* Starts a thread, waits for it and tells the parent its tid. */
+static int fork_thread_main(void *arg)
+{
+	int out = *(int *)arg;
+	pthread_t thread;
+	void *tid;
+
+	CHILD_CHECK(!pthread_create(&thread, NULL, name_thread, NULL), "create");
+	CHILD_CHECK(!pthread_join(thread, &tid), "join");
+	CHILD_CHECK(write(out, &tid, sizeof(tid)) == sizeof(tid), "write");
+	return 0;
+}
+
+/*
+ * attr.comm: a FORK record for each task an inherited counter follows
+ * into, by whom it was created, and an EXIT record as it leaves, in the
+ * order they happened on the clock of PMC_RECORD_TIME. attr.time_all
+ * puts that clock at the end of the COMM and MMAP records (only there).
+ * A counter without attr.comm gets neither.
+ */
+TEST_F(sample, fork_exit_records)
+{
+	struct task_records t[3] = { };
+	struct pmc_attr attr;
+	int fd[3], out[2], i;
+	char path[PATH_MAX];
+	int file;
+	__u64 t0, t1;
+	struct rb rb[3];
+	void *tid;
+
+	pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, 0);
+	attr.irq_period = NEVER_PERIOD;
+	attr.record_type = PMC_RECORD_IP;
+	attr.inherit = 1;
+	for (i = 0; i < 3; i++) {
+		attr.comm = i < 2;
+		attr.time_all = i == 0;
+		attr.mmap = i != 1;
+		fd[i] = counter_open(_metadata, &attr, 0, -1, -1);
+		map_buffer(_metadata, &rb[i], fd[i], 4, true);
+	}
+	ASSERT_EQ(0, pipe(out));
+	t0 = monotonic_ns();
+	self_exe(_metadata, path, sizeof(path));
+	file = open(path, O_RDONLY);
+	ASSERT_LE(0, file);
+	t[0].code = mmap(NULL, page_size(), PROT_READ | PROT_EXEC,
+			 MAP_PRIVATE, file, 0);
+	ASSERT_NE(MAP_FAILED, t[0].code);
+	close(file);
+	t[0].child = spawn(_metadata, fork_thread_main, &out[1]);
+	close(out[1]);
+	ASSERT_EQ(sizeof(tid), read(out[0], &tid, sizeof(tid)));
+	close(out[0]);
+	ASSERT_EQ(0, reap(_metadata, t[0].child, NULL));
+	munmap(t[0].code, page_size());
+	t1 = monotonic_ns();
+	t[0].thread = (pid_t)(long)tid;
+	ASSERT_NE(t[0].child, t[0].thread);
+	t[2] = t[1] = t[0];
+	for (i = 0; i < 3; i++)
+		task_records_scan(_metadata, &rb[i], &t[i]);
+
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(2, t[i].forks) TH_LOG("counter %d", i);
+		EXPECT_EQ(2, t[i].exits) TH_LOG("counter %d", i);
+		/* The child, created by this thread, and its parent. */
+		EXPECT_EQ(getpid(), t[i].fork.ppid);
+		EXPECT_EQ(sys_gettid(), t[i].fork.ptid);
+		EXPECT_EQ(getpid(), t[i].exit.ppid);
+		/* The thread, created by the child; its parent the child's. */
+		EXPECT_EQ(t[i].child, t[i].thread_fork.ppid);
+		EXPECT_EQ(t[i].child, t[i].thread_fork.ptid);
+		EXPECT_EQ(t[i].thread, t[i].thread_exit.tid);
+		EXPECT_EQ(getpid(), t[i].thread_exit.ppid);
+		/* In the order they happened, while the test watched. */
+		EXPECT_LE(t0, t[i].fork.time);
+		EXPECT_LE(t[i].fork.time, t[i].thread_fork.time);
+		EXPECT_LE(t[i].thread_fork.time, t[i].thread_exit.time);
+		EXPECT_LE(t[i].thread_exit.time, t[i].exit.time);
+		EXPECT_GE(t1, t[i].exit.time);
+	}
+	/* time_all: the COMM record grows by the time, taken in between. */
+	EXPECT_EQ(sizeof(struct comm_rec) + 16 + 8, t[0].comm_size);
+	EXPECT_LE(t[0].thread_fork.time, t[0].comm_time);
+	EXPECT_GE(t[0].thread_exit.time, t[0].comm_time);
+	EXPECT_EQ(sizeof(struct comm_rec) + 16, t[1].comm_size);
+	EXPECT_EQ(t[0].mmap_want + 8, t[0].mmap_size);
+	EXPECT_LE(t0, t[0].mmap_time);
+	EXPECT_GE(t[0].fork.time, t[0].mmap_time);
+	EXPECT_EQ(t[2].mmap_want, t[2].mmap_size);
+	EXPECT_EQ(0, t[1].mmap_size);
+	EXPECT_EQ(0, t[2].forks);
+	EXPECT_EQ(0, t[2].exits);
+	EXPECT_EQ(0, t[2].comm_size);
+	for (i = 0; i < 3; i++) {
+		rb_unmap(&rb[i]);
+		close(fd[i]);
+	}
 }
 
 /*

@@ -344,7 +344,7 @@ TEST_F(pmc, attr_reserved_and_unknown_bits)
 	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
 	attr.__reserved_1 = 1;
 	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
-	attr.__reserved_1 = 1ULL << 45;	/* its top bit */
+	attr.__reserved_1 = 1ULL << 44;	/* its top bit */
 	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
 
 	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);

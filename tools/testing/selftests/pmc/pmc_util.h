@@ -84,6 +84,14 @@ struct lost_rec {
 	__u64 lost;
 };
 
+/* PMC_EVENT_FORK and PMC_EVENT_EXIT */
+struct task_rec {
+	struct pmc_event_header h;
+	__u32 pid, ppid;
+	__u32 tid, ptid;
+	__u64 time;
+};
+
 /* PMC_EVENT_THROTTLE and PMC_EVENT_UNTHROTTLE */
 struct throttle_rec {
 	struct pmc_event_header h;
