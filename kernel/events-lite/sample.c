@@ -107,6 +107,7 @@ static unsigned int pmc_callchain(struct pmc_counter *counter,
 	u64 *ips = out + 1;
 	unsigned int kernel = 0, user = 0;
 	struct pt_regs *uregs = NULL;
+	u16 *nr;
 
 	if (!user_mode(regs)) {
 		if (counter->kernel_visible)
@@ -119,15 +120,21 @@ static unsigned int pmc_callchain(struct pmc_counter *counter,
 	if (uregs)
 		user = pmc_arch_user_callchain(uregs, ips + kernel,
 					       PMC_CALLCHAIN_MAX - kernel);
-	out[0] = (u64)(kernel + user) | (u64)kernel << 32 | (u64)user << 48;
+	/* Four u16s in memory order, whatever the byte order. */
+	nr = (u16 *)out;
+	nr[0] = kernel + user;
+	nr[1] = 0;
+	nr[2] = kernel;
+	nr[3] = user;
 	return 1 + kernel + user;
 }
 
-/* pid and tid as @counter's reader sees them, for a record's u32 pair. */
-static u64 pmc_pid_tid(struct pmc_counter *counter, struct task_struct *task)
+/* pid and tid of @task as @counter's reader sees them. */
+static void pmc_ids(struct pmc_counter *counter, struct task_struct *task,
+		    u32 *pid, u32 *tid)
 {
-	return (u64)task_tgid_nr_ns(task, counter->ns) |
-	       (u64)task_pid_nr_ns(task, counter->ns) << 32;
+	*pid = task_tgid_nr_ns(task, counter->ns);
+	*tid = task_pid_nr_ns(task, counter->ns);
 }
 
 /*
@@ -164,8 +171,11 @@ static void pmc_sample(struct pmc_counter *counter, struct pt_regs *regs,
 
 	if (type & PMC_RECORD_IP)
 		*p++ = pmc_visible(counter, instruction_pointer(regs));
-	if (type & PMC_RECORD_TID)
-		*p++ = pmc_pid_tid(counter, current);
+	if (type & PMC_RECORD_TID) {
+		u32 *ids = (u32 *)p++;
+
+		pmc_ids(counter, current, &ids[0], &ids[1]);
+	}
 	if (type & PMC_RECORD_TIME)
 		*p++ = ktime_get_mono_fast_ns();
 	if (type & PMC_RECORD_ADDR)
@@ -363,10 +373,8 @@ struct pmc_side {
 static void pmc_side_ids(struct pmc_counter *counter, struct pmc_side *side)
 {
 	struct pmc_side_head *head = side->rec;
-	u64 pid_tid = pmc_pid_tid(counter, current);
 
-	head->pid = lower_32_bits(pid_tid);
-	head->tid = upper_32_bits(pid_tid);
+	pmc_ids(counter, current, &head->pid, &head->tid);
 }
 
 static void pmc_ctx_side_record(struct pmc_context *ctx,
@@ -494,13 +502,9 @@ struct pmc_task_rec {
 static void pmc_task_ids(struct pmc_counter *counter, struct pmc_side *side)
 {
 	struct pmc_task_rec *rec = side->rec;
-	u64 ids = pmc_pid_tid(counter, side->task);
 
-	rec->pid = lower_32_bits(ids);
-	rec->tid = upper_32_bits(ids);
-	ids = pmc_pid_tid(counter, side->parent);
-	rec->ppid = lower_32_bits(ids);
-	rec->ptid = upper_32_bits(ids);
+	pmc_ids(counter, side->task, &rec->pid, &rec->tid);
+	pmc_ids(counter, side->parent, &rec->ppid, &rec->ptid);
 	rec->time = side->time;
 }
 

@@ -144,85 +144,6 @@ static const char *find_comm(__u32 pid, __u32 tid)
 	return header_comm;
 }
 
-struct sample {
-	__u16 misc;
-	__u64 ip;
-	__u32 pid, tid;
-	__u64 time;
-	/* CALLCHAIN: nr entries, the kernel's then the user's, innermost first */
-	const unsigned char *chain;	/* unaligned __u64s in the record */
-	__u16 chain_nr, chain_hv, chain_kernel, chain_user;
-};
-
-struct cursor {
-	const unsigned char *p, *end;
-};
-
-static bool take(struct cursor *c, void *dst, size_t len)
-{
-	if ((size_t)(c->end - c->p) < len)
-		return false;
-	if (dst)
-		memcpy(dst, c->p, len);
-	c->p += len;
-	return true;
-}
-
-/* Skip @nr entries of @size bytes, refusing counts that overflow. */
-static bool skip_array(struct cursor *c, __u64 nr, size_t size)
-{
-	if (nr > (size_t)(c->end - c->p) / size)
-		return false;
-	c->p += nr * size;
-	return true;
-}
-
-/* Decode a sample by record_type; false if its size does not match. */
-static bool parse_sample(const unsigned char *rec, size_t size,
-			 __u32 record_type, struct sample *s)
-{
-	struct cursor c = { rec + sizeof(struct pmc_event_header), rec + size };
-	struct pmc_event_header h;
-	__u64 nr;
-	__u16 chain[4];			/* nr, hv, kernel, user */
-
-	memcpy(&h, rec, sizeof(h));
-	memset(s, 0, sizeof(*s));
-	s->misc = h.misc;
-	if ((record_type & PMC_RECORD_IP) && !take(&c, &s->ip, 8))
-		return false;
-	if ((record_type & PMC_RECORD_TID) &&
-	    (!take(&c, &s->pid, 4) || !take(&c, &s->tid, 4)))
-		return false;
-	if ((record_type & PMC_RECORD_TIME) && !take(&c, &s->time, 8))
-		return false;
-	if ((record_type & PMC_RECORD_ADDR) && !take(&c, NULL, 8))
-		return false;
-	if ((record_type & PMC_RECORD_GROUP) &&
-	    (!take(&c, &nr, 8) || !skip_array(&c, nr, 16)))
-		return false;
-	if (record_type & PMC_RECORD_CALLCHAIN) {
-		if (!take(&c, chain, sizeof(chain)))
-			return false;
-		s->chain = c.p;
-		s->chain_nr = chain[0];
-		s->chain_hv = chain[1];
-		s->chain_kernel = chain[2];
-		s->chain_user = chain[3];
-		if (!skip_array(&c, s->chain_nr, 8))
-			return false;
-	}
-	return c.p == c.end;
-}
-
-static __u64 chain_ip(const struct sample *s, size_t i)
-{
-	__u64 ip;
-
-	memcpy(&ip, s->chain + 8 * i, sizeof(ip));
-	return ip;
-}
-
 /* --- resolving addresses --------------------------------------------- */
 
 /* A code address, resolved as far as the files allow. */
@@ -299,7 +220,7 @@ struct stack {
  * return addresses. Without a chain, or with one that leaves out the IP
  * (a kernel IP pmc_paranoid hides), the IP comes first.
  */
-static void walk_stack(const struct sample *s, const struct frame *ip,
+static void walk_stack(const struct pmc_sample *s, const struct frame *ip,
 		       bool kernel, void *arg,
 		       void (*fn)(void *arg, __u64 addr, const struct frame *f,
 				  bool kernel))
@@ -307,12 +228,12 @@ static void walk_stack(const struct sample *s, const struct frame *ip,
 	struct frame f;
 	size_t i;
 
-	if (!s->chain_nr || chain_ip(s, 0) != s->ip)
+	if (!s->chain_nr || pmc_sample_chain_ip(s, 0) != s->ip)
 		fn(arg, s->ip, ip, kernel);
 	for (i = 0; i < s->chain_nr; i++) {
 		bool in_kernel = i < s->chain_kernel;
 		bool ret = i != 0 && i != s->chain_kernel;
-		__u64 addr = chain_ip(s, i);
+		__u64 addr = pmc_sample_chain_ip(s, i);
 
 		/* A frame-pointer walk that ran out ends in a zero. */
 		if (ret && !addr)
@@ -339,7 +260,7 @@ static void push_frame(void *st, __u64 addr, const struct frame *f,
 }
 
 /* The stack of @s, whose IP resolved to @ip (see walk_stack()). */
-static void sample_stack(const struct sample *s, const struct frame *ip,
+static void sample_stack(const struct pmc_sample *s, const struct frame *ip,
 			 bool kernel, struct stack *st)
 {
 	st->nr = 0;
@@ -609,7 +530,7 @@ struct report {
  * Every table cell of a frame of @s at @addr, resolved to @f, whichever
  * are shown: of its IP, or with --children of any frame of its stack.
  */
-static void describe_frame(const struct report *rep, const struct sample *s,
+static void describe_frame(const struct report *rep, const struct pmc_sample *s,
 			   __u64 addr, const struct frame *f, bool kernel,
 			   struct hist_entry *cells)
 {
@@ -634,7 +555,7 @@ static void describe_frame(const struct report *rep, const struct sample *s,
 /* --children: the rows of one sample's stack, each counted once. */
 struct children_walk {
 	struct report *rep;
-	const struct sample *s;
+	const struct pmc_sample *s;
 	struct hist_entry *keys;
 	size_t nr, cap;
 };
@@ -655,7 +576,7 @@ static void add_child_frame(void *arg, __u64 addr, const struct frame *f,
 	w->keys[w->nr++] = key;
 }
 
-static void add_children(struct report *rep, const struct sample *s,
+static void add_children(struct report *rep, const struct pmc_sample *s,
 			 const struct frame *ip, bool kernel)
 {
 	static struct children_walk w;	/* its keys array is reused */
@@ -669,7 +590,7 @@ static void add_children(struct report *rep, const struct sample *s,
 		hist_row(&rep->table, &w.keys[i])->children++;
 }
 
-static void add_sample(struct report *rep, const struct sample *s)
+static void add_sample(struct report *rep, const struct pmc_sample *s)
 {
 	bool kernel = (s->misc & PMC_EVENT_MISC_KERNEL) || s->ip >= KERNEL_START;
 	struct hist_entry cells, *row;
@@ -1029,7 +950,8 @@ static void replay(struct report *rep, const unsigned char *data,
 		__u64 where = base + order[i].off;
 		struct pmc_event_header h;
 		size_t size;
-		struct sample s;
+		struct pmc_sample s;
+		int bad;
 
 		memcpy(&h, rec, sizeof(h));
 		/* The name in a side record ends before its time. */
@@ -1038,11 +960,12 @@ static void replay(struct report *rep, const unsigned char *data,
 			if (h.type != record_type)
 				die("sample at offset %" PRIu64 " has type %#x, but record_type is %#x",
 				    (uint64_t)where, h.type, record_type);
-			if (!parse_sample(rec, h.size, record_type, &s))
+			bad = pmc_sample_parse(rec, record_type, &s) ?
+			      errno : 0;
+			if (bad && bad != EBADMSG)
 				die("sample at offset %" PRIu64 " has %u bytes, which does not match record_type %#x",
 				    (uint64_t)where, h.size, record_type);
-			if (s.chain_nr != (unsigned int)s.chain_hv +
-					  s.chain_kernel + s.chain_user)
+			if (bad)
 				die("sample at offset %" PRIu64 " has a corrupt call chain: %u entries, but %u hypervisor + %u kernel + %u user",
 				    (uint64_t)where, s.chain_nr, s.chain_hv,
 				    s.chain_kernel, s.chain_user);

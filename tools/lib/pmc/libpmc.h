@@ -2,8 +2,8 @@
 /*
  * libpmc: a small user-space library over pmc_open(2).
  *
- * The syscall wrapper, event names and event strings, scaled reads, and
- * a reader for the mmap()ed ring buffer. The pmc-* tools and the
+ * The syscall wrapper, event names and event strings, scaled reads, a
+ * reader for the mmap()ed ring buffer and a sample decoder. The pmc-* tools and the
  * selftests use it; Documentation/userspace-api/pmc.rst has the reference.
  * Every function works on what the caller passes, so a program may use
  * it from several threads as long as each ring and each event list has
@@ -305,5 +305,42 @@ void pmc_ring_times(const struct pmc_ring *r, __u64 *enabled,
  */
 int pmc_ring_poll(struct pmc_ring *const *rings, size_t nr, int timeout_ms,
 		  short *revents);
+
+/* A sample's fields; those its record_type left out are 0. */
+struct pmc_sample {
+	__u16 misc;			/* PMC_EVENT_MISC_* */
+	__u64 ip;			/* PMC_RECORD_IP */
+	__u32 pid, tid;			/* PMC_RECORD_TID */
+	__u64 time;			/* PMC_RECORD_TIME */
+	__u64 addr;			/* PMC_RECORD_ADDR */
+	__u64 nr_values;		/* PMC_RECORD_GROUP: */
+	const void *values;		/* {u64 config, value}[nr_values] */
+	__u16 chain_nr, chain_hv, chain_kernel, chain_user;
+	const void *chain;		/* PMC_RECORD_CALLCHAIN: u64[chain_nr],
+					 * the kernel's frames first,
+					 * innermost first
+					 */
+};
+
+/*
+ * pmc_sample_parse() - decode the sample @rec (a record from its
+ * header on, 8-byte aligned or not) of a counter with @record_type
+ *
+ * values and chain point into @rec. Return: 0; -1 with errno EINVAL if
+ * @rec is not a sample of @record_type or its size does not fit those
+ * fields, EBADMSG if its call chain's parts do not add up to chain_nr.
+ */
+int pmc_sample_parse(const void *rec, __u32 record_type,
+		     struct pmc_sample *s);
+
+/* Entry @i of a decoded sample's call chain. */
+static inline __u64 pmc_sample_chain_ip(const struct pmc_sample *s, size_t i)
+{
+	__u64 ip;
+
+	__builtin_memcpy(&ip, (const unsigned char *)s->chain + 8 * i,
+			 sizeof(ip));
+	return ip;
+}
 
 #endif /* _LIBPMC_H */

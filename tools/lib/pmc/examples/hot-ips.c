@@ -50,13 +50,14 @@ static void count_ip(__u64 ip)
 	ips[nr_ips++].n = 1;
 }
 
-static void drain(struct pmc_ring *ring)
+static void drain(struct pmc_ring *ring, __u32 record_type)
 {
+	struct pmc_sample s;
+
 	pmc_ring_begin(ring);
 	while (pmc_ring_next(ring) > 0) {
-		/* PMC_RECORD_IP only: the IP follows the header. */
-		if (ring->rec->h.misc & PMC_EVENT_MISC_OVERFLOW)
-			count_ip(ring->rec->w[1]);
+		if (!pmc_sample_parse(ring->rec, record_type, &s))
+			count_ip(s.ip);
 	}
 	pmc_ring_end(ring);
 }
@@ -118,9 +119,9 @@ int main(int argc, char **argv)
 		/* Read whenever a page filled; never wait here. */
 		if (pmc_ring_poll(rings, 1, 0, &revents) > 0 &&
 		    (revents & POLLIN))
-			drain(&ring);
+			drain(&ring, attr.record_type);
 	}
-	drain(&ring);
+	drain(&ring, attr.record_type);
 
 	qsort(ips, nr_ips, sizeof(ips[0]), by_count);
 	for (i = 0; i < nr_ips; i++)

@@ -1051,8 +1051,8 @@ TEST_F(hostile, data_tail_garbage)
 		if (is_sample()) {
 			ASSERT_EQ(attr.record_type, rec.h.type);
 			ASSERT_EQ(SAMPLE_IP_TID_SIZE, rec.h.size);
-			ASSERT_EQ((__u32)getpid(), (__u32)rec.w[2]);
-			ASSERT_EQ((__u32)gettid(), (__u32)(rec.w[2] >> 32));
+			ASSERT_EQ((__u32)getpid(), rec_u32(16));
+			ASSERT_EQ((__u32)gettid(), rec_u32(20));
 			samples++;
 		} else {
 			/* throttling may bound a 20 us clock's samples */
@@ -1090,10 +1090,9 @@ static int check_tid_samples(struct pmc_ring *r, __u32 pid, unsigned int min,
 			continue;
 		CHILD_CHECK(rec.h.size == 16, "%s: sample of %u bytes", who,
 			    rec.h.size);
-		CHILD_CHECK((__u32)rec.w[1] == pid &&
-			    (__u32)(rec.w[1] >> 32) == pid,
+		CHILD_CHECK(rec_u32(8) == pid && rec_u32(12) == pid,
 			    "%s: sample with pid %u tid %u, want %u", who,
-			    (__u32)rec.w[1], (__u32)(rec.w[1] >> 32), pid);
+			    rec_u32(8), rec_u32(12), pid);
 		nr++;
 	}
 	CHILD_CHECK(ret == 0, "%s: %s", who, err);

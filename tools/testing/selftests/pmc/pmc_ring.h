@@ -61,6 +61,26 @@ static inline int ring_next(struct pmc_ring *r, __u64 *pos, __u64 head,
 	return ret;
 }
 
+/*
+ * The u16 or u32 at byte @off of rec: pid and tid, and a call chain's
+ * counts, are u32 and u16 fields, in memory order on either byte order.
+ */
+static inline __u16 rec_u16(size_t off)
+{
+	__u16 v;
+
+	memcpy(&v, rec.b + off, sizeof(v));
+	return v;
+}
+
+static inline __u32 rec_u32(size_t off)
+{
+	__u32 v;
+
+	memcpy(&v, rec.b + off, sizeof(v));
+	return v;
+}
+
 static inline bool is_sample(void)
 {
 	return rec.h.misc & PMC_EVENT_MISC_OVERFLOW;

@@ -144,7 +144,7 @@ static bool parse_sample(const union pmc_record *rec, __u32 type, struct sample 
 			 char *err, size_t errlen)
 {
 	const __u64 *p = rec->w + 1, *end = rec->w + rec->h.size / 8;
-	__u64 w;
+	__u16 counts[4];
 
 #define NEED(n) do {							\
 	if ((__u64)(end - p) < (__u64)(n)) {				\
@@ -167,8 +167,10 @@ static bool parse_sample(const union pmc_record *rec, __u32 type, struct sample 
 	}
 	if (type & PMC_RECORD_TID) {
 		NEED(1);
-		s->pid = (__u32)*p;
-		s->tid = *p++ >> 32;
+		/* u32 pid, tid */
+		memcpy(&s->pid, p, 4);
+		memcpy(&s->tid, (const char *)p + 4, 4);
+		p++;
 	}
 	if (type & PMC_RECORD_TIME) {
 		NEED(1);
@@ -186,11 +188,12 @@ static bool parse_sample(const union pmc_record *rec, __u32 type, struct sample 
 	}
 	if (type & PMC_RECORD_CALLCHAIN) {
 		NEED(1);
-		w = *p++;
-		s->nr = w;
-		s->hv = w >> 16;
-		s->kernel = w >> 32;
-		s->user = w >> 48;
+		/* u16 nr, hv, kernel, user */
+		memcpy(counts, p++, sizeof(counts));
+		s->nr = counts[0];
+		s->hv = counts[1];
+		s->kernel = counts[2];
+		s->user = counts[3];
 		if (s->nr > CALLCHAIN_MAX ||
 		    s->nr != s->hv + s->kernel + s->user) {
 			snprintf(err, errlen,
@@ -209,6 +212,34 @@ static bool parse_sample(const union pmc_record *rec, __u32 type, struct sample 
 	}
 	return true;
 #undef NEED
+}
+
+/* libpmc's pmc_sample_parse() finds what parse_sample() found in @rec. */
+static bool libpmc_agrees(const union pmc_record *rec, __u32 type,
+			  const struct sample *s, char *err, size_t errlen)
+{
+	struct pmc_sample l;
+	unsigned int i;
+
+	if (pmc_sample_parse(rec, type, &l)) {
+		snprintf(err, errlen, "pmc_sample_parse: %s", strerror(errno));
+		return false;
+	}
+	if (l.misc != s->misc || l.ip != s->ip || l.pid != s->pid ||
+	    l.tid != s->tid || l.time != s->time || l.addr != s->addr ||
+	    l.nr_values != s->group_nr || l.chain_nr != s->nr ||
+	    l.chain_kernel != s->kernel || l.chain_user != s->user) {
+		snprintf(err, errlen, "pmc_sample_parse disagrees: ip %#llx tid %u chain %u",
+			 (unsigned long long)l.ip, l.tid, l.chain_nr);
+		return false;
+	}
+	for (i = 0; i < s->nr; i++) {
+		if (pmc_sample_chain_ip(&l, i) != s->ips[i]) {
+			snprintf(err, errlen, "pmc_sample_parse: chain[%u] differs", i);
+			return false;
+		}
+	}
+	return true;
 }
 
 /* Samples and LOST records read from a buffer, over any number of reads. */
@@ -281,7 +312,9 @@ static bool rb_collect(struct rb *rb, __u32 type, struct records *r)
 			r->s = grown;
 		}
 		if (!parse_sample(&rec, type, &r->s[r->nr], r->err,
-				  sizeof(r->err)))
+				  sizeof(r->err)) ||
+		    !libpmc_agrees(&rec, type, &r->s[r->nr], r->err,
+				   sizeof(r->err)))
 			return false;
 		r->nr++;
 	}
@@ -2416,9 +2449,13 @@ FIXTURE_TEARDOWN(ring_stress)
 					    self->cpu_time_pct));
 }
 
+/* A MMAP and a COMM a round, and each child's FORK and EXIT. */
+#define STRESS_SIDE_RECORDS \
+	(2ULL * STRESS_CHILDREN * STRESS_ITERS + 2ULL * STRESS_CHILDREN)
+
 /* What the parent read; bad names the first malformed record. */
 struct stress_tally {
-	__u64 samples, mmaps, comms, lost, other;
+	__u64 samples, mmaps, comms, tasks, lost, other;
 	__u64 throttles;	/* from fdinfo: lost THROTTLE records too */
 	char bad[200];
 };
@@ -2485,6 +2522,12 @@ static bool stress_drain(struct rb *rb, const char *exe,
 			    strncmp(c->comm, "stress", 6))
 				goto bad;
 			t->comms++;
+			break;
+		case PMC_EVENT_FORK:
+		case PMC_EVENT_EXIT:
+			if (rec.h.size != sizeof(struct task_rec))
+				goto bad;
+			t->tasks++;
 			break;
 		case PMC_EVENT_LOST:
 			if (rec.h.size != sizeof(*l) || !l->lost)
@@ -2579,13 +2622,12 @@ static int stress_run(struct __test_metadata *_metadata,
 
 	*overflows = nr_overflows(_metadata, fd);
 	t->throttles = nr_throttles(_metadata, fd);
-	TH_LOG("%s: %llu overflows, %llu throttles, %llu side records caused; read %llu samples, %llu MMAP, %llu COMM, %llu lost, %llu throttle records",
+	TH_LOG("%s: %llu overflows, %llu throttles, %llu side records caused; read %llu samples, %llu MMAP, %llu COMM, %llu FORK and EXIT, %llu lost, %llu throttle records",
 	       variant->context, (unsigned long long)*overflows,
-	       (unsigned long long)t->throttles,
-	       2ULL * STRESS_CHILDREN * STRESS_ITERS,
+	       (unsigned long long)t->throttles, STRESS_SIDE_RECORDS,
 	       (unsigned long long)t->samples, (unsigned long long)t->mmaps,
-	       (unsigned long long)t->comms, (unsigned long long)t->lost,
-	       (unsigned long long)t->other);
+	       (unsigned long long)t->comms, (unsigned long long)t->tasks,
+	       (unsigned long long)t->lost, (unsigned long long)t->other);
 	rb_unmap(&rb);
 	close(fd);
 	return 0;
@@ -2596,7 +2638,7 @@ static void expect_all_accounted(struct __test_metadata *_metadata,
 				 FIXTURE_DATA(ring_stress) *self,
 				 const struct stress_tally *t, __u64 overflows)
 {
-	const __u64 side = 2ULL * STRESS_CHILDREN * STRESS_ITERS;
+	const __u64 side = STRESS_SIDE_RECORDS;
 
 	/* A THROTTLE and at most one UNTHROTTLE per throttle. */
 	EXPECT_LE(t->other, 2 * t->throttles);
@@ -2610,7 +2652,8 @@ static void expect_all_accounted(struct __test_metadata *_metadata,
 		SKIP(return, "%llu throttles: the sum cannot hold",
 		     (unsigned long long)t->throttles);
 	}
-	EXPECT_EQ(overflows + side, t->samples + t->mmaps + t->comms + t->lost);
+	EXPECT_EQ(overflows + side, t->samples + t->mmaps + t->comms +
+				    t->tasks + t->lost);
 }
 
 /* A two-page ring, drained only when full: losses and records interleave. */

@@ -1558,7 +1558,7 @@ TEST_F(pmc, compat_user_callchain)
 {
 	const __u32 type = PMC_RECORD_IP | PMC_RECORD_CALLCHAIN;
 	unsigned int samples = 0, deep = 0, outside = 0;
-	__u64 pos = 0, head, w, nr, user, bad = 0;
+	__u64 pos = 0, head, nr, user, bad = 0;
 	char err[160], *warm, *pages;
 	struct pmc_attr attr;
 	struct pmc_ring ring;
@@ -1585,14 +1585,14 @@ TEST_F(pmc, compat_user_callchain)
 	while ((ret = ring_next(&ring, &pos, head, err, sizeof(err))) > 0) {
 		if (!is_sample())
 			continue;
-		/* header, ip, nr | hv << 16 | kernel << 32 | user << 48, ips */
+		/* header, ip, u16 nr, hv, kernel, user, ips */
 		ASSERT_LE(24, rec.h.size);
-		w = rec.w[2];
-		nr = w & 0xffff;
-		user = w >> 48;
+		nr = rec_u16(16);
+		user = rec_u16(22);
 		ASSERT_EQ(24 + nr * 8, rec.h.size);
-		ASSERT_EQ(nr, user) TH_LOG("callchain word %#llx",
-					   (unsigned long long)w);
+		ASSERT_EQ(nr, user) TH_LOG("callchain nr %llu user %llu",
+					   (unsigned long long)nr,
+					   (unsigned long long)user);
 		ips = &rec.w[3];
 		samples++;
 		if (user >= 2)
