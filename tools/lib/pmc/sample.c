@@ -58,10 +58,13 @@ int pmc_sample_parse(const void *rec, __u32 record_type,
 		goto bad;
 	if ((record_type & PMC_RECORD_ADDR) && !take(&c, &s->addr, 8))
 		goto bad;
-	if ((record_type & PMC_RECORD_GROUP) &&
-	    (!take(&c, &s->nr_values, 8) ||
-	     !(s->values = take_array(&c, s->nr_values, 16))))
-		goto bad;
+	if (record_type & PMC_RECORD_GROUP) {
+		if (!take(&c, &s->nr_values, 8))
+			goto bad;
+		s->values = take_array(&c, s->nr_values, 16);
+		if (!s->values)
+			goto bad;
+	}
 	if (record_type & PMC_RECORD_CALLCHAIN) {
 		if (!take(&c, chain, sizeof(chain)))
 			goto bad;
