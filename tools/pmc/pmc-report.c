@@ -3,9 +3,9 @@
  * pmc-report: show where the samples of a pmc-record data file fell.
  *
  *	pmc-report [-s KEYS] [-G caller|callee] [--svg FLAME.svg]
- *		   [FILTERS] [--symfs DIR] [--kallsyms FILE] FILE
- *	pmc-report --folded [--svg FLAME.svg] [FILTERS] [--symfs DIR] [--kallsyms FILE] FILE
- *	pmc-report --script [FILTERS] [--symfs DIR] [--kallsyms FILE] FILE
+ *		   [FILTERS] [--symfs DIR] [--kallsyms FILE | --vmlinux FILE] FILE
+ *	pmc-report --folded [--svg FLAME.svg] [FILTERS] [--symfs DIR] [...] FILE
+ *	pmc-report --script [FILTERS] [--symfs DIR] [...] FILE
  *
  *	-s, --sort KEYS	instead of the symbol and thread tables, one
  *			table whose rows are told apart by KEYS, a comma
@@ -52,11 +52,14 @@
  *			recording boot's kallsyms, or the System.map of a
  *			kernel without KASLR. Without it, /proc/kallsyms
  *			serves a recording of this boot only
+ *	--vmlinux FILE	kernel symbols from the ELF image of the
+ *			recording's kernel, which ran without KASLR
  *	--symfs DIR	look a recorded file P up as DIR/P, then as
  *			DIR/basename(P): the files of a recording made in a
  *			VM resolve on the host
  *
- * Records are replayed in file order. MMAP and COMM records build up
+ * Records are replayed in time order (see replay_order()). MMAP, COMM
+ * and FORK records build up
  * each process's view; a sample is resolved against that view as it
  * stood when the sample was taken. User IPs go through the mapping to
  * the file's symbols (pmc-symbols.c), kernel IPs through /proc/kallsyms
@@ -1509,7 +1512,9 @@ static void usage(FILE *out)
 		"                   [kernel.kallsyms] for the kernel)\n"
 		"  --symfs DIR      look the recorded files up under DIR\n"
 		"  --kallsyms FILE  the kernel's symbols: a copy of the recording\n"
-		"                   boot's /proc/kallsyms, or its kernel's System.map\n",
+		"                   boot's /proc/kallsyms, or its kernel's System.map\n"
+		"  --vmlinux FILE   the kernel's symbols from its ELF image (a kernel\n"
+		"                   without KASLR)\n",
 		DEFAULT_ROWS);
 }
 
@@ -1581,7 +1586,7 @@ static enum graph_mode parse_graph_mode(const char *mode)
 }
 
 enum { OPT_SYMFS = 256, OPT_FOLDED, OPT_SVG, OPT_SCRIPT, OPT_PERCENT,
-	OPT_KALLSYMS, OPT_CHILDREN, OPT_FILTER };	/* + enum filter_kind */
+	OPT_KALLSYMS, OPT_VMLINUX, OPT_CHILDREN, OPT_FILTER };	/* + enum filter_kind */
 
 static const struct option options[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -1589,6 +1594,7 @@ static const struct option options[] = {
 	{ "call-graph", required_argument, NULL, 'G' },
 	{ "symfs", required_argument, NULL, OPT_SYMFS },
 	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+	{ "vmlinux", required_argument, NULL, OPT_VMLINUX },
 	{ "children", no_argument, NULL, OPT_CHILDREN },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "svg", required_argument, NULL, OPT_SVG },
@@ -1615,7 +1621,7 @@ int main(int argc, char **argv)
 		.percent_limit = -1,
 	};
 	struct sort_order order;
-	const char *svg = NULL, *kallsyms_path = NULL;
+	const char *svg = NULL, *kallsyms_path = NULL, *vmlinux_path = NULL;
 	bool folded = false;
 	unsigned char *buf;
 	__u64 size, len;
@@ -1639,6 +1645,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_KALLSYMS:
 			kallsyms_path = optarg;
+			break;
+		case OPT_VMLINUX:
+			vmlinux_path = optarg;
 			break;
 		case OPT_CHILDREN:
 			rep.children = true;
@@ -1683,6 +1692,8 @@ int main(int argc, char **argv)
 		usage_error("--script prints samples only: no --folded, --svg, -s or -G with it");
 	if (rep.children && (folded || rep.script))
 		usage_error("--children is a column of the tables: not with --folded or --script");
+	if (kallsyms_path && vmlinux_path)
+		usage_error("--kallsyms and --vmlinux are two sources of one table: give one");
 	by_children = rep.children;
 	if (folded || svg)
 		rep.stacks = call_tree_new();
@@ -1701,7 +1712,7 @@ int main(int argc, char **argv)
 		     data_path);
 	header_comm = intern(rep.hdr->comm[0] ? rep.hdr->comm : unknown_name);
 	all_cpus = rep.hdr->pid == PMC_DATA_ALL_CPUS;
-	kernel_symbols_init(same_boot(rep.hdr), kallsyms_path);
+	kernel_symbols_init(same_boot(rep.hdr), kallsyms_path, vmlinux_path);
 	read_build_ids(buf + rep.hdr->header_size, len);
 	replay(&rep, buf + rep.hdr->header_size, len);
 	free(rep.open_throttles);	/* a throttle at the end has no gap */

@@ -51,6 +51,7 @@ struct dso {
 	struct symbol_table table;
 	unsigned char build_id[PMC_DATA_BUILD_ID_MAX];	/* as recorded */
 	size_t build_id_size;		/* 0: none recorded */
+	bool kernel;			/* vmlinux: its code labels count */
 };
 
 static struct dso **dsos;
@@ -62,6 +63,8 @@ static struct symbol_table kernel_table;
 static char *kallsyms;			/* what kernel_table's names point into */
 static bool kernel_same_boot, kernel_loaded;
 static const char *kernel_path;		/* --kallsyms, else NULL */
+static const char *vmlinux_path;	/* --vmlinux, else NULL */
+static struct dso *vmlinux;		/* --vmlinux, once it has loaded */
 
 /* --- symbol tables ---------------------------------------------------- */
 
@@ -235,6 +238,22 @@ static const char *dso_load_segments(struct dso *dso)
 	return NULL;
 }
 
+/*
+ * Whether section @shndx holds code. The kernel's entry points
+ * (entry_SYSCALL_64, asm_exc_page_fault) are assembler labels, not
+ * functions, and /proc/kallsyms names them too.
+ */
+static bool in_code(struct dso *dso, GElf_Word shndx)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(dso->mod, &bias);
+	Elf_Scn *scn = elf ? elf_getscn(elf, shndx) : NULL;
+	GElf_Shdr shdr;
+
+	return scn && gelf_getshdr(scn, &shdr) &&
+	       (shdr.sh_flags & SHF_EXECINSTR);
+}
+
 /* The function symbols, from wherever libdwfl found a symbol table. */
 static const char *dso_load_symbols(struct dso *dso)
 {
@@ -252,7 +271,9 @@ static const char *dso_load_symbols(struct dso *dso)
 		int type = GELF_ST_TYPE(sym.st_info);
 
 		if (!name || !*name ||
-		    (type != STT_FUNC && type != STT_GNU_IFUNC))
+		    (type != STT_FUNC && type != STT_GNU_IFUNC &&
+		     !(dso->kernel && type == STT_NOTYPE &&
+		       in_code(dso, shndx))))
 			continue;
 		if (shndx == SHN_UNDEF || !sym.st_value)
 			continue;
@@ -411,10 +432,36 @@ const char *dso_srcline(struct dso *dso, __u64 off)
 
 /* --- the kernel ------------------------------------------------------- */
 
-void kernel_symbols_init(bool same_boot, const char *kallsyms_path)
+void kernel_symbols_init(bool same_boot, const char *kallsyms_path,
+			 const char *vmlinux_file)
 {
 	kernel_same_boot = same_boot;
 	kernel_path = kallsyms_path;
+	vmlinux_path = vmlinux_file;
+}
+
+/* The kernel's ELF image, read as a user file is (at its link address). */
+static void vmlinux_load(void)
+{
+	struct dso *dso = must_calloc(1, sizeof(*dso));
+	const char *err;
+	int fd;
+
+	dso->path = must_strdup(vmlinux_path);
+	dso->name = intern(basename_of(vmlinux_path));
+	dso->kernel = true;
+	fd = open(vmlinux_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		warn("%s: %s: kernel symbols not resolved", vmlinux_path,
+		     strerror(errno));
+		return;
+	}
+	err = dso_read(dso, vmlinux_path, fd);
+	if (err) {
+		warn("%s: %s: kernel symbols not resolved", vmlinux_path, err);
+		return;
+	}
+	vmlinux = dso;
 }
 
 /* Read all of a file that stat() cannot size, like /proc/kallsyms. */
@@ -448,8 +495,12 @@ static void kernel_load(void)
 	if (kernel_loaded)
 		return;
 	kernel_loaded = true;
+	if (vmlinux_path) {
+		vmlinux_load();
+		return;
+	}
 	if (!kernel_path && !kernel_same_boot) {
-		warn("recorded in another boot: kernel symbols not resolved (--kallsyms takes a copy of its /proc/kallsyms)");
+		warn("recorded in another boot: kernel symbols not resolved (--kallsyms takes a copy of its /proc/kallsyms, --vmlinux its kernel)");
 		return;
 	}
 	f = fopen(kernel_path ? kernel_path : "/proc/kallsyms", "re");
@@ -492,5 +543,7 @@ static void kernel_load(void)
 const char *kernel_symbol(__u64 addr)
 {
 	kernel_load();
+	if (vmlinux)
+		return table_find(&vmlinux->table, addr + vmlinux->bias);
 	return table_find(&kernel_table, addr);
 }

@@ -43,13 +43,16 @@ const char *dso_symbol(struct dso *dso, __u64 off);
 const char *dso_srcline(struct dso *dso, __u64 off);
 
 /*
- * Kernel symbols come from @kallsyms_path if it is not NULL, a file in
- * the format of /proc/kallsyms or System.map that the user says fits
- * the recording; else from /proc/kallsyms, which fits only a recording
- * of this boot (KASLR moves the kernel): unless @same_boot,
- * kernel_symbol() warns once and resolves nothing.
+ * Kernel symbols come from @vmlinux if it is not NULL, the ELF image of
+ * a kernel without KASLR (so that it ran at its link address); else
+ * from @kallsyms_path if it is not NULL, a file in the format of
+ * /proc/kallsyms or System.map that the user says fits the recording;
+ * else from /proc/kallsyms, which fits only a recording of this boot
+ * (KASLR moves the kernel): unless @same_boot, kernel_symbol() warns
+ * once and resolves nothing.
  */
-void kernel_symbols_init(bool same_boot, const char *kallsyms_path);
+void kernel_symbols_init(bool same_boot, const char *kallsyms_path,
+			 const char *vmlinux);
 
 /* The kernel function at @addr, interned; NULL if unknown. */
 const char *kernel_symbol(__u64 addr);

@@ -357,6 +357,42 @@ check "--kallsyms of a missing file: [kernel] frames, and a warning naming it" \
 	eval 'grep -qF "burn;[kernel]_[k];[kernel]_[k] 6" "$tmp/out" &&
 	      grep -q "$tmp/none: No such file" "$tmp/err"'
 
+# --vmlinux: the same names from a kernel's ELF image, its code labels
+# (the kernel's asm entry points) included and its data left out.
+cat >"$tmp/vmlinux.s" <<'EOF'
+	.text
+	.globl	entry_fake
+	.type	entry_fake, @function
+entry_fake:
+	.skip	0x80
+	.size	entry_fake, 0x80
+	.type	do_fake, @function
+do_fake:
+	.skip	0x100
+	.size	do_fake, 0x100
+ret_fake:			# a label, as entry_SYSCALL_64 is
+	.skip	0x80
+	.data
+	.globl	data_fake
+data_fake:
+	.quad	0
+EOF
+check "an ELF kernel image at 0xffffffff81000000 builds" \
+	eval '${CC:-cc} -c -o "$tmp/vmlinux.o" "$tmp/vmlinux.s" &&
+	      ld -Ttext=0xffffffff81000000 -e entry_fake -o "$tmp/vmlinux" "$tmp/vmlinux.o"'
+run --folded --vmlinux "$tmp/vmlinux" "$tmp/mixed.data" >"$tmp/out" 2>"$tmp/err"
+check "--vmlinux: kernel frames named, a label included, no warning" \
+	eval 'grep -qxF "pmc-burn;main;burn;ret_fake_[k];do_fake_[k] 6" "$tmp/out" &&
+	      test ! -s "$tmp/err"'
+run --folded --vmlinux "$tmp/System.map" "$tmp/mixed.data" >"$tmp/out" 2>"$tmp/err"
+check "--vmlinux of a file that is no ELF image: [kernel] frames, a warning" \
+	eval 'grep -qF "burn;[kernel]_[k];[kernel]_[k] 6" "$tmp/out" &&
+	      grep -q "System.map: .*kernel symbols not resolved" "$tmp/err"'
+run --vmlinux "$tmp/vmlinux" --kallsyms "$tmp/System.map" "$tmp/mixed.data" \
+	>/dev/null 2>"$tmp/err"
+check "--vmlinux with --kallsyms: usage error, exit status 2" test $? = 2
+check "--vmlinux with --kallsyms: says to give one" grep -q "give one" "$tmp/err"
+
 # --- --children ----------------------------------------------------------
 
 check "--children: callers get rows; Children, then Self, sorts them" \
