@@ -137,10 +137,25 @@ static void add_throttle(__u32 type, __u64 id, __u64 time)
 	t->time = time;
 }
 
+/* A MMAP (or, with @path NULL, MUNMAP) record of process @pid. */
+static void add_map(__u32 pid, __u64 addr, __u64 len, __u64 pgoff,
+		    const char *path)
+{
+	struct pmc_data_mmap *m;
+
+	m = add_side_record(sizeof(*m) + (path ? strlen(path) : 0) + 1);
+	m->header.type = path ? PMC_EVENT_MMAP : PMC_EVENT_MUNMAP;
+	m->pid = pid;
+	m->tid = pid;
+	m->addr = addr;
+	m->len = len;
+	m->pgoff = pgoff;
+	strcpy(m->filename, path ? path : "");
+}
+
 /* The MMAP record of @binary's executable segment, as mapped by exec. */
 static void add_mmap(const char *binary, const char *path)
 {
-	struct pmc_data_mmap *m;
 	Elf64_Ehdr eh;
 	Elf64_Phdr ph;
 	FILE *f = fopen(binary, "rb");
@@ -164,31 +179,9 @@ static void add_mmap(const char *binary, const char *path)
 	seg_addr = ph.p_vaddr & PAGE_MASK;
 	seg_len = ph.p_vaddr + ph.p_memsz - seg_addr;
 	seg_pgoff = ph.p_offset & PAGE_MASK;
-	m = add_side_record(sizeof(*m) + strlen(path) + 1);
-	m->header.type = PMC_EVENT_MMAP;
-	m->pid = PID;
-	m->tid = PID;
-	m->addr = seg_addr;
-	m->len = seg_len;
-	m->pgoff = seg_pgoff;
-	strcpy(m->filename, path);
+	add_map(PID, seg_addr, seg_len, seg_pgoff, path);
 }
 
-/* A MMAP (or, with @path NULL, MUNMAP) record of process @pid. */
-static void add_map(__u32 pid, __u64 addr, __u64 len, __u64 pgoff,
-		    const char *path)
-{
-	struct pmc_data_mmap *m;
-
-	m = add_side_record(sizeof(*m) + (path ? strlen(path) : 0) + 1);
-	m->header.type = path ? PMC_EVENT_MMAP : PMC_EVENT_MUNMAP;
-	m->pid = pid;
-	m->tid = pid;
-	m->addr = addr;
-	m->len = len;
-	m->pgoff = pgoff;
-	strcpy(m->filename, path ? path : "");
-}
 
 /*
  * A sample at @ip, with a call chain of @nr_kernel kernel and @nr_user
