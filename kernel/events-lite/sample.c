@@ -546,7 +546,21 @@ void pmc_exit_event(struct task_struct *task)
 	rcu_read_unlock();
 }
 
-/* PROT_EXEC file mappings, so that user IPs can be tied to code. */
+/*
+ * The name of a special mapping such as "[vdso]", whose code user IPs
+ * land in too; NULL for anonymous memory.
+ */
+static const char *pmc_special_name(struct vm_area_struct *vma)
+{
+	if (vma->vm_ops && vma->vm_ops->name)
+		return vma->vm_ops->name(vma);
+	return NULL;
+}
+
+/*
+ * PROT_EXEC file mappings and named special mappings ("[vdso]"), so that
+ * user IPs can be tied to code.
+ */
 void __pmc_mmap_event(struct vm_area_struct *vma, bool unmap)
 {
 	struct {
@@ -560,28 +574,35 @@ void __pmc_mmap_event(struct vm_area_struct *vma, bool unmap)
 		.trailer = true,
 		.wants = unmap ? pmc_wants_munmap : pmc_wants_mmap,
 	};
+	char *buf __free(kfree) = NULL;
 	const char *name;
 	size_t len;
-	char *buf;
 
-	if (!(vma->vm_flags & VM_EXEC) || !vma->vm_file || !pmc_side_wanted())
+	if (!(vma->vm_flags & VM_EXEC) || !pmc_side_wanted())
 		return;
-	buf = kmalloc(PATH_MAX, GFP_KERNEL);
-	if (!buf)
-		return;
-	name = file_path(vma->vm_file, buf, PATH_MAX);
-	if (IS_ERR(name))
-		name = "//unknown";
+	if (vma->vm_file) {
+		buf = kmalloc(PATH_MAX, GFP_KERNEL);
+		if (!buf)
+			return;
+		name = file_path(vma->vm_file, buf, PATH_MAX);
+		if (IS_ERR(name))
+			name = "//unknown";
+	} else {
+		name = pmc_special_name(vma);
+		if (!name)
+			return;
+	}
 	len = strlen(name) + 1;
 
 	rec.head.header.type = unmap ? PMC_EVENT_MUNMAP : PMC_EVENT_MMAP;
 	rec.head.header.size = sizeof(rec) + ALIGN(len, 8);
 	rec.addr = vma->vm_start;
 	rec.len = vma->vm_end - vma->vm_start;
-	rec.pgoff = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	/* A special mapping's vm_pgoff is its address, not an offset. */
+	if (vma->vm_file)
+		rec.pgoff = (u64)vma->vm_pgoff << PAGE_SHIFT;
 	side.parts[0] = (struct pmc_rb_part){ &rec, sizeof(rec) };
 	side.parts[1] = (struct pmc_rb_part){ name, len };
 	side.parts[2] = (struct pmc_rb_part){ pad, ALIGN(len, 8) - len };
 	pmc_side_record(&side);
-	kfree(buf);
 }

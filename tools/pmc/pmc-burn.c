@@ -2,7 +2,7 @@
 /*
  * pmc-burn: a CPU workload of known shape, to check what pmc-report shows.
  *
- *	pmc-burn [-f] [-t THREADS] [MS]
+ *	pmc-burn [-f] [-v] [-t THREADS] [MS]
  *
  * main() calls burn(), which for MS milliseconds of CPU time (500 if
  * not given) calls hot_loop() and warm_loop() in turn. Both spin the
@@ -13,6 +13,10 @@
  * With -f, it forks first: the child, which runs on in this program
  * without an exec, does the same, and the parent prints the child's pid
  * and waits for it.
+ *
+ * With -v, each round also calls clock_loop(), which reads
+ * CLOCK_MONOTONIC CLOCK_ROUNDS times: through the vDSO, so samples land
+ * in code that is in no file ("[vdso]").
  *
  * With -t, THREADS threads (main's included), all started at once, each
  * burn MS milliseconds of their own CPU time, sleeping a millisecond
@@ -67,7 +71,20 @@ static __attribute__((noinline)) void warm_loop(void)
 	spin(WARM_ROUNDS);
 }
 
+/* clock_gettime() calls per round of -v: about a third of its time. */
+#define CLOCK_ROUNDS	2000
+
+static __attribute__((noinline)) void clock_loop(void)
+{
+	struct timespec ts;
+	int i;
+
+	for (i = 0; i < CLOCK_ROUNDS; i++)
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+}
+
 static bool threaded;		/* -t: thread CPU time, with naps */
+static bool vdso;		/* -v: clock_loop() too */
 
 static double cpu_seconds(void)
 {
@@ -86,6 +103,8 @@ static __attribute__((noinline)) void burn(double seconds)
 	do {
 		hot_loop();
 		warm_loop();
+		if (vdso)
+			clock_loop();
 		if (threaded)
 			nanosleep(&nap, NULL);
 	} while (cpu_seconds() < end);
@@ -115,11 +134,15 @@ int main(int argc, char **argv)
 	unsigned long ms = 500, nr = 1, i;
 	pid_t child = -1;
 	int status;
-	bool fork_first = argc > 1 && !strcmp(argv[1], "-f");
+	bool fork_first = false;
 
-	if (fork_first) {
-		argc--;
-		argv++;
+	for (; argc > 1; argc--, argv++) {
+		if (!strcmp(argv[1], "-f"))
+			fork_first = true;
+		else if (!strcmp(argv[1], "-v"))
+			vdso = true;
+		else
+			break;
 	}
 	if (argc > 2 && !strcmp(argv[1], "-t")) {
 		nr = parse_ms(argv[2], "thread count");
@@ -133,7 +156,7 @@ int main(int argc, char **argv)
 		argv += 2;
 	}
 	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
-		fprintf(stderr, "usage: pmc-burn [-f] [-t THREADS] [MS]\n");
+		fprintf(stderr, "usage: pmc-burn [-f] [-v] [-t THREADS] [MS]\n");
 		return 2;
 	}
 	if (argc == 2)

@@ -122,6 +122,20 @@ struct pmc_data_build_id {
 };
 
 /*
+ * The vDSO image of the recording process (whose mapping the kernel's
+ * MMAP records name "[vdso]"), as it is in memory: an ELF shared object
+ * of size bytes (a multiple of the page size) after the record's fields.
+ */
+#define PMC_DATA_VDSO		(PMC_DATA_TOOL_TYPE + 2)
+#define PMC_DATA_VDSO_NAME	"[vdso]"
+
+struct pmc_data_vdso {
+	struct pmc_event_header header;	/* type PMC_DATA_VDSO */
+	__u64 size;			/* bytes of image */
+	__u8 image[];
+};
+
+/*
  * A sample is told apart by the overflow bit alone: its type is the
  * counter's record_type, which may equal a non-sample type number.
  */

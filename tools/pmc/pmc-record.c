@@ -30,11 +30,13 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -195,6 +197,7 @@ static __u64 default_period(__u64 config, enum pmc_unit unit)
 static int open_counter(struct pmc_attr *attr, const char *event, pid_t pid,
 			int cpu, bool gone_ok)
 {
+	char why[256];
 	int fd, err;
 
 	fd = pmc_open(attr, pid, cpu, -1, PMC_FLAG_FD_CLOEXEC);
@@ -208,28 +211,8 @@ static int open_counter(struct pmc_attr *attr, const char *event, pid_t pid,
 	err = errno;
 	if (gone_ok && err == ESRCH)
 		return -2;
-	if (cpu >= 0 && pmc_explain_cpu_error("pmc-record", err, cpu,
-					      attr->config))
-		return -1;
-	if (err == ENOSYS)
-		fprintf(stderr, "pmc-record: pmc_open not supported by this kernel (ENOSYS)\n");
-	else if (err == ENODEV && pmc_config_needs_pmu(attr->config))
-		fprintf(stderr, "pmc-record: %s: no hardware PMU (ENODEV)\n",
-			event);
-	else if (err == EINVAL && pmc_config_needs_pmu(attr->config))
-		fprintf(stderr, "pmc-record: %s: not supported by this CPU (EINVAL)\n",
-			event);
-	else if (err == ESRCH)
-		fprintf(stderr, "pmc-record: no process %d\n", (int)pid);
-	else if (err == EACCES)
-		fprintf(stderr, "pmc-record: may not watch process %d: that needs the right to ptrace it (EACCES)\n",
-			(int)pid);
-	else if (err == EOPNOTSUPP)
-		fprintf(stderr, "pmc-record: %s: sampling not supported by this kernel (EOPNOTSUPP)\n",
-			event);
-	else
-		fprintf(stderr, "pmc-record: pmc_open(%s): %s\n", event,
-			strerror(err));
+	fprintf(stderr, "pmc-record: %s: %s\n", event,
+		pmc_open_strerror(attr, pid, cpu, err, why, sizeof(why)));
 	return -1;
 }
 
@@ -347,6 +330,35 @@ static int write_build_ids(struct recording *rec)
 	walking = rec;
 	twalk(rec->files, write_build_id);
 	return rec->build_ids_err;
+}
+
+/*
+ * The vDSO's code is in no file, and is the same image in every 64-bit
+ * process of one kernel: a PMC_DATA_VDSO record holds this process's,
+ * so that pmc-report can name samples in "[vdso]" mappings anywhere.
+ * Returns 0 or -1; a kernel without a vDSO gives no record.
+ */
+static int write_vdso(struct recording *rec)
+{
+	unsigned long long lo, hi, at = getauxval(AT_SYSINFO_EHDR);
+	struct pmc_data_vdso v = { .header.type = PMC_DATA_VDSO };
+	char line[256];
+	__u64 size = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && lo == at &&
+		    strstr(line, " " PMC_DATA_VDSO_NAME "\n"))
+			size = hi - lo;
+	if (f)
+		fclose(f);
+	if (!at || !size || sizeof(v) + size > UINT16_MAX)
+		return 0;
+	v.header.size = sizeof(v) + size;
+	v.size = size;
+	if (write_out(rec, &v, sizeof(v)))
+		return -1;
+	return write_out(rec, (const void *)(uintptr_t)at, size);
 }
 
 /*
@@ -512,8 +524,11 @@ static int synthesize_task(struct recording *rec, pid_t pid)
 			continue;
 		file = line + n;
 		file[strcspn(file, "\n")] = '\0';
+		/* Files, and the vDSO as the kernel's MMAP records name it. */
+		if (file[0] != '/' && strcmp(file, PMC_DATA_VDSO_NAME))
+			continue;
 		if (file[0] != '/')
-			continue;	/* anonymous, [vdso] and the like */
+			pgoff = 0;
 		len = strlen(file) + 1;
 		memset(&r, 0, sizeof(r));
 		r.h.type = PMC_EVENT_MMAP;
@@ -868,7 +883,7 @@ static int finish(struct recording *rec, struct pmc_child *child)
 	stop_recording(rec, true);
 	if (child)
 		pmc_child_reap(child, false);
-	if (rec->out && write_build_ids(rec)) {
+	if (rec->out && (write_build_ids(rec) || write_vdso(rec))) {
 		fclose(rec->out);
 		rec->out = NULL;
 	}

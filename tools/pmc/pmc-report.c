@@ -810,12 +810,25 @@ static void show_progress(struct progress *p, __u64 done, __u64 len)
 	progress_on_line = true;
 }
 
+/* A PMC_DATA_VDSO record: the image behind "[vdso]" mappings. */
+static void read_vdso(const unsigned char *rec, __u16 size)
+{
+	struct pmc_data_vdso v;
+
+	if (size < sizeof(v))
+		return;
+	memcpy(&v, rec, sizeof(v));
+	if (v.size && v.size <= size - sizeof(v))
+		dso_set_image(dso_find(PMC_DATA_VDSO_NAME), rec + sizeof(v),
+			      v.size);
+}
+
 /*
- * The build-ids pmc-record wrote after the kernel's records, before the
- * replay looks any file up. Malformed records end the scan quietly: the
- * replay says what is wrong with them.
+ * The build-ids and the vDSO image pmc-record wrote after the kernel's
+ * records, before the replay looks any file up. Malformed records end
+ * the scan quietly: the replay says what is wrong with them.
  */
-static void read_build_ids(const unsigned char *data, __u64 len)
+static void read_tool_records(const unsigned char *data, __u64 len)
 {
 	__u64 off = 0;
 
@@ -829,8 +842,11 @@ static void read_build_ids(const unsigned char *data, __u64 len)
 		if (h.size < sizeof(h) || h.size % 8 || h.size > len - off)
 			return;
 		off += h.size;
-		if (h.type != PMC_DATA_BUILD_ID || pmc_data_is_sample(&h) ||
-		    h.size <= sizeof(b))
+		if (pmc_data_is_sample(&h))
+			continue;
+		if (h.type == PMC_DATA_VDSO)
+			read_vdso(rec, h.size);
+		if (h.type != PMC_DATA_BUILD_ID || h.size <= sizeof(b))
 			continue;
 		memcpy(&b, rec, sizeof(b));
 		name = (const char *)rec + sizeof(b);
@@ -987,7 +1003,8 @@ static void replay(struct report *rep, const unsigned char *data,
 		} else if (h.type == PMC_EVENT_THROTTLE ||
 			   h.type == PMC_EVENT_UNTHROTTLE) {
 			add_throttle(rep, rec, h.size, where);
-		} else if (h.type == PMC_DATA_BUILD_ID) {
+		} else if (h.type == PMC_DATA_BUILD_ID ||
+			   h.type == PMC_DATA_VDSO) {
 			;		/* read before the replay */
 		} else {
 			rep->nr_unknown++;
@@ -1713,7 +1730,7 @@ int main(int argc, char **argv)
 	header_comm = intern(rep.hdr->comm[0] ? rep.hdr->comm : unknown_name);
 	all_cpus = rep.hdr->pid == PMC_DATA_ALL_CPUS;
 	kernel_symbols_init(same_boot(rep.hdr), kallsyms_path, vmlinux_path);
-	read_build_ids(buf + rep.hdr->header_size, len);
+	read_tool_records(buf + rep.hdr->header_size, len);
 	replay(&rep, buf + rep.hdr->header_size, len);
 	free(rep.open_throttles);	/* a throttle at the end has no gap */
 	check_counts(&rep);

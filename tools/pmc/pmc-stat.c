@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/sysinfo.h>
 
 #include "pmc-child.h"
 #include "pmc-targets.h"
@@ -182,7 +183,7 @@ static int list_events(void)
 			.disabled = 1,
 			.exclude_kernel = 1,
 		};
-		char label[64];
+		char label[64], why[256];
 		const char *how;
 		int fd = pmc_open(&attr, 0, -1, -1, PMC_FLAG_FD_CLOEXEC);
 
@@ -190,7 +191,9 @@ static int list_events(void)
 			close(fd);
 			how = "counts here";
 		} else if (errno == ENOSYS) {
-			fprintf(stderr, "pmc-stat: pmc_open not supported by this kernel (ENOSYS)\n");
+			fprintf(stderr, "pmc-stat: %s\n",
+				pmc_open_strerror(&attr, 0, -1, errno, why,
+						  sizeof(why)));
 			return 1;
 		} else if (errno == ENODEV) {
 			how = "no hardware PMU (ENODEV)";
@@ -372,6 +375,32 @@ static int open_one(size_t i, size_t t, pid_t pid)
 	return fd;
 }
 
+/* Say why event @i did not open on target @t (@pid, a CPU or a thread). */
+static void open_error(size_t i, size_t t, pid_t pid, int err)
+{
+	char why[256];
+
+	pmc_open_strerror(&events.ev[i].attr, tids ? tids[t] : pid,
+			  cpus ? cpus[t] : -1, err, why, sizeof(why));
+	if (err == EMFILE)
+		fprintf(stderr, "pmc-stat: %zu targets x %zu events: %s\n",
+			nr_targets, nr_counters, why);
+	else
+		fprintf(stderr, "pmc-stat: %s: %s\n", counters[i].name, why);
+}
+
+/*
+ * A hardware event that this PMU cannot count, or no PMU at all: the
+ * count reads <not supported> and the others go on. Not when the CPU
+ * itself is missing or offline.
+ */
+static bool unsupported(const struct stat_counter *c, int cpu, int err)
+{
+	if (!pmc_config_needs_pmu(c->config) || (err != ENODEV && err != EINVAL))
+		return false;
+	return cpu < 0 || (cpu < get_nprocs_conf() && !pmc_cpu_offline(cpu));
+}
+
 /*
  * Open every counter on @pid, or on each CPU of -a/-C or thread of
  * -p/-t. Events without a PMU are marked and skipped, and so are threads
@@ -395,41 +424,14 @@ static int open_counters(pid_t pid)
 			}
 
 			err = errno;
-			if (err == ENOSYS) {
-				fprintf(stderr, "pmc-stat: pmc_open not supported by this kernel (ENOSYS)\n");
-				goto fail;
-			}
 			if (tids && err == ESRCH) {
 				gone++;		/* it exited since listed */
 				continue;
 			}
-			if (tids && err == EACCES) {
-				fprintf(stderr, "pmc-stat: may not watch thread %d: that needs the right to ptrace it (EACCES)\n",
-					(int)tids[t]);
+			open_error(i, t, pid, err);
+			if (!unsupported(c, cpus ? cpus[t] : -1, err))
 				goto fail;
-			}
-			if (cpus && pmc_explain_cpu_error("pmc-stat", err,
-							  cpus[t], c->config))
-				goto fail;
-			if (pmc_config_needs_pmu(c->config) && err == ENODEV) {
-				fprintf(stderr, "pmc-stat: %s: no hardware PMU (ENODEV)\n",
-					c->name);
-				c->supported = false;
-				continue;
-			}
-			if (pmc_config_needs_pmu(c->config) && err == EINVAL) {
-				fprintf(stderr, "pmc-stat: %s: not supported by this CPU (EINVAL)\n",
-					c->name);
-				c->supported = false;
-				continue;
-			}
-			if (err == EMFILE)
-				fprintf(stderr, "pmc-stat: %zu targets x %zu events: more counters than open files may be (ulimit -n)\n",
-					nr_targets, nr_counters);
-			else
-				fprintf(stderr, "pmc-stat: pmc_open(%s): %s\n",
-					c->name, strerror(err));
-			goto fail;
+			c->supported = false;	/* <not supported> */
 		}
 	}
 	if (tids && !opened && gone) {

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <elfutils/libdwfl.h>
 #include <libiberty/demangle.h>
 
@@ -52,6 +53,8 @@ struct dso {
 	unsigned char build_id[PMC_DATA_BUILD_ID_MAX];	/* as recorded */
 	size_t build_id_size;		/* 0: none recorded */
 	bool kernel;			/* vmlinux: its code labels count */
+	void *image;			/* no file: the recorded ELF image */
+	size_t image_size;
 };
 
 static struct dso **dsos;
@@ -328,6 +331,29 @@ void dso_set_build_id(struct dso *dso, const unsigned char *id, size_t size)
 	dso->build_id_size = size;
 }
 
+void dso_set_image(struct dso *dso, const void *image, size_t size)
+{
+	free(dso->image);
+	dso->image = must_alloc(malloc(size));
+	memcpy(dso->image, image, size);
+	dso->image_size = size;
+}
+
+/* A descriptor of an in-memory file holding @dso's recorded image. */
+static int dso_open_image(const struct dso *dso)
+{
+	int fd = memfd_create(dso->path, MFD_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (write(fd, dso->image, dso->image_size) != (ssize_t)dso->image_size ||
+	    lseek(fd, 0, SEEK_SET)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static void dso_load(struct dso *dso)
 {
 	const char *err;
@@ -337,10 +363,15 @@ static void dso_load(struct dso *dso)
 	if (dso->loaded)
 		return;
 	dso->loaded = true;
-	/* "[vdso]" and the like have no file behind them. */
-	if (dso->path[0] != '/')
+	/* "[vdso]" and the like have no file, but may have an image. */
+	if (dso->path[0] != '/' && !dso->image)
 		return;
-	fd = dso_open(dso, &path);
+	if (dso->image) {
+		fd = dso_open_image(dso);
+		path = must_strdup(dso->path);
+	} else {
+		fd = dso_open(dso, &path);
+	}
 	if (fd < 0) {
 		warn("%s: no symbols: %s%s%s", dso->path, strerror(errno),
 		     symfs ? " under " : "", symfs ? symfs : "");

@@ -31,6 +31,8 @@ struct dso *dso_find(const char *path);
  * warned about. Call before the first dso_symbol() or dso_srcline().
  */
 void dso_set_build_id(struct dso *dso, const unsigned char *id, size_t size);
+/* The ELF image behind a mapping without a file ("[vdso]"), copied. */
+void dso_set_image(struct dso *dso, const void *image, size_t size);
 
 /* The interned basename of its recorded path, for tables. */
 const char *dso_name(const struct dso *dso);

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What the pmc-* tools' counters watch: the CPUs of -a and -C LIST, the
- * threads of -p PID,... and -t TID,..., and why a counter on one of them
- * could not open.
+ * The threads of pmc-stat's and pmc-record's -p PID,... and -t TID,...
+ * (libpmc has the CPU and thread maps themselves).
  */
 #ifndef _PMC_TARGETS_H
 #define _PMC_TARGETS_H
@@ -10,23 +9,6 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include <linux/types.h>
-
-/*
- * "0,2-3" as in sysfs and perf -C: the CPUs into *@cpus (malloc()ed),
- * sorted, each once (a list is a set). Returns how many, or -1 if the
- * list is malformed (nothing printed).
- */
-int pmc_cpu_list(const char *list, int **cpus);
-
-/* The online CPUs, as pmc_cpu_list(); -1 with errno if unreadable. */
-int pmc_online_cpus(int **cpus);
-
-/*
- * Explain why pmc_open() of @config on @cpu failed with @err, prefixed
- * with @prog: the privilege it needs (with the current pmc_paranoid), an
- * offline CPU, a missing one. Returns false if @err has no such reason.
- */
-bool pmc_explain_cpu_error(const char *prog, int err, int cpu, __u64 config);
 
 /*
  * -p LIST (@whole) or -t LIST of @prog: the ids as given ("12,34",
@@ -42,9 +24,6 @@ int pmc_attach_threads(const char *prog, const char *list, bool whole,
 
 /* Whether any task of @ids still exists. */
 bool pmc_any_alive(const pid_t *ids, int nr_ids);
-
-/* The process of thread @tid (from /proc/TID/status); @tid if unknown. */
-pid_t pmc_thread_tgid(pid_t tid);
 
 /*
  * "comm-TID" for a per-thread line, as perf writes it, into @buf; the

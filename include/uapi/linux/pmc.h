@@ -172,6 +172,8 @@ struct pmc_event_header {
  *
  * PMC_EVENT_MMAP, PMC_EVENT_MUNMAP:
  *	{ header; u32 pid, tid; u64 addr, len, pgoff; char filename[]; }
+ *	PROT_EXEC file mappings, and the kernel's named code mappings
+ *	("[vdso]", pgoff 0).
  * PMC_EVENT_COMM:
  *	{ header; u32 pid, tid; char comm[]; }
  *	With attr.time_all, MMAP, MUNMAP and COMM records end with a

@@ -3,7 +3,8 @@
  * libpmc: a small user-space library over pmc_open(2).
  *
  * The syscall wrapper, event names and event strings, scaled reads, a
- * reader for the mmap()ed ring buffer and a sample decoder. The pmc-* tools and the
+ * reader for the mmap()ed ring buffer, a sample decoder, CPU and thread
+ * maps and an explainer of pmc_open(2)'s errors. The pmc-* tools and the
  * selftests use it; Documentation/userspace-api/pmc.rst has the reference.
  * Every function works on what the caller passes, so a program may use
  * it from several threads as long as each ring and each event list has
@@ -23,6 +24,46 @@
 /* pmc_open(2): the new fd, or -1 with errno set. */
 int pmc_open(struct pmc_attr *attr, pid_t pid, int cpu, int group_fd,
 	     unsigned long flags);
+
+/*
+ * pmc_open_strerror() - why pmc_open(@attr, @pid, @cpu, ...) failed with
+ * @err, in a sentence that ends with the errno's name and says what to
+ * change (a privilege, kernel.pmc_paranoid, ulimit -n, ...) where there
+ * is a remedy. Written into @buf (NUL-terminated, truncated to @size).
+ * Return: @buf.
+ */
+char *pmc_open_strerror(const struct pmc_attr *attr, pid_t pid, int cpu,
+			int err, char *buf, size_t size);
+
+/* kernel.pmc_paranoid (2, the default, if it cannot be read). */
+int pmc_paranoid_level(void);
+
+/*
+ * CPU and thread maps. Each list is malloc()ed (the caller frees it),
+ * sorted and holds each id once: a list is a set.
+ */
+
+/* "0,2-3" as sysfs and perf -C write it. How many, or -1 with errno. */
+int pmc_cpu_list(const char *list, int **cpus);
+/* The online CPUs, as pmc_cpu_list(). */
+int pmc_online_cpus(int **cpus);
+/* Whether @cpu is offline (false for CPUs that cannot go offline). */
+bool pmc_cpu_offline(int cpu);
+
+/* "12,34": process or thread ids, no ranges. How many, or -1 (EINVAL). */
+int pmc_id_list(const char *list, pid_t **ids);
+/*
+ * The threads of @ids into *@tids: with @whole, every thread of each
+ * process as /proc/PID/task lists them now; else the ids themselves.
+ * How many, or -1 with errno ESRCH and *@missing the first id that names
+ * no running task (or ENOMEM).
+ */
+int pmc_thread_list(const pid_t *ids, int nr_ids, bool whole, pid_t **tids,
+		    pid_t *missing);
+/* Whether thread @tid exists (a thread of any process). */
+bool pmc_task_exists(pid_t tid);
+/* The process of thread @tid, from /proc/TID/status; @tid if unknown. */
+pid_t pmc_thread_tgid(pid_t tid);
 
 /* Event names. */
 

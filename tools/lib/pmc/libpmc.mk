@@ -3,7 +3,7 @@
 # then compile $(LIBPMC_SRCS) in (as the selftests do) or link
 # $(LIBPMC_LIBS) after building them with this directory's Makefile.
 LIBPMC_DIR := $(dir $(lastword $(MAKEFILE_LIST)))
-LIBPMC_SRCS := $(addprefix $(LIBPMC_DIR),core.c events.c evlist.c ring.c sample.c self.c)
+LIBPMC_SRCS := $(addprefix $(LIBPMC_DIR),core.c events.c evlist.c maps.c ring.c sample.c self.c strerror.c)
 LIBPMC_HDRS := $(LIBPMC_DIR)libpmc.h
 LIBPMC_CFLAGS := -I$(LIBPMC_DIR)
 

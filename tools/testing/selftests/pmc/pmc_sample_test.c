@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -1498,6 +1499,109 @@ TEST_F(sample, comm_records)
 	free(rec);
 }
 
+/* How vdso_record's child execs: when to, and where to say its vDSO is. */
+struct exec_vdso {
+	int go, report;
+};
+
+static int exec_vdso_main(void *arg)
+{
+	const struct exec_vdso *e = arg;
+	char path[PATH_MAX], fd[16], c;
+	ssize_t n;
+
+	CHILD_CHECK(read(e->go, &c, 1) == 1, "no go");
+	n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	CHILD_CHECK(n > 0, "%s", strerror(errno));
+	path[n] = '\0';
+	snprintf(fd, sizeof(fd), "%d", e->report);
+	execl(path, path, EXEC_EXIT_ARG, fd, (char *)NULL);
+	CHILD_CHECK(0, "exec %s: %s", path, strerror(errno));
+	return 1;
+}
+
+/* The length of this process's [vdso] mapping (the same image's), or 0. */
+static __u64 own_vdso_len(void)
+{
+	unsigned long lo, hi;
+	char line[256];
+	__u64 len = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, " [vdso]") &&
+		    sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+			len = hi - lo;
+	if (f)
+		fclose(f);
+	return len;
+}
+
+/*
+ * The vDSO is code without a file: an exec maps it, and attr.mmap
+ * gives a MMAP record named "[vdso]", at the address the new program
+ * was told (AT_SYSINFO_EHDR), its whole length, offset 0. Without it,
+ * samples in clock_gettime() could not be tied to any code.
+ */
+TEST_F(sample, vdso_record)
+{
+	union pmc_record *rec = malloc(sizeof(*rec));
+	const struct mmap_rec *m = (const void *)rec;
+	__u64 want_len = own_vdso_len();
+	struct exec_vdso e;
+	struct pmc_attr attr;
+	unsigned long at = 0;
+	int fd, go[2], report[2], found = 0;
+	struct rb rb;
+	pid_t pid;
+
+	ASSERT_NE(NULL, rec);
+	if (!want_len)
+		SKIP(return, "this process has no [vdso] mapping");
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, pipe(report));
+	e.go = go[0];
+	e.report = report[1];
+	pid = spawn(_metadata, exec_vdso_main, &e);
+	close(go[0]);
+	close(report[1]);
+
+	pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, 0);
+	attr.irq_period = NEVER_PERIOD;
+	attr.record_type = PMC_RECORD_IP;
+	attr.mmap = 1;
+	fd = counter_open(_metadata, &attr, pid, -1, -1);
+	map_buffer(_metadata, &rb, fd, 2, true);
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	close(go[1]);
+	EXPECT_EQ(sizeof(at), read(report[0], &at, sizeof(at)));
+	close(report[0]);
+	ASSERT_EQ(0, reap(_metadata, pid, NULL));
+	ASSERT_NE(0, at) TH_LOG("the new program was told of no vDSO");
+
+	rb_begin(&rb);
+	rb.pos = 0;
+	while (rb_next(&rb, rec) > 0) {
+		if (rec->h.misc & PMC_EVENT_MISC_OVERFLOW ||
+		    rec->h.type != PMC_EVENT_MMAP || rec->h.size < sizeof(*m) ||
+		    rec->h.size < sizeof(*m) + sizeof("[vdso]") ||
+		    strcmp(m->filename, "[vdso]"))
+			continue;
+		found++;
+		EXPECT_EQ(sizeof(*m) + 8, rec->h.size);
+		EXPECT_EQ((__u32)pid, m->pid);
+		EXPECT_EQ((__u32)pid, m->tid);
+		EXPECT_EQ(at, m->addr);
+		EXPECT_EQ(want_len, m->len);
+		EXPECT_EQ(0, m->pgoff);
+	}
+	EXPECT_EQ(1, found) TH_LOG("MMAP records named [vdso]");
+
+	rb_unmap(&rb);
+	close(fd);
+	free(rec);
+}
+
 /* What fork_exit_records looks for in one buffer. */
 struct task_records {
 	pid_t child, thread;
@@ -2690,8 +2794,17 @@ TEST_F(ring_stress, roomy_ring_loses_nothing)
 
 int main(int argc, char **argv)
 {
-	/* comm_records execs this binary: leave at once */
-	if (argc > 1 && !strcmp(argv[1], EXEC_EXIT_ARG))
+	/*
+	 * comm_records and vdso_record exec this binary: leave at once,
+	 * after writing where the vDSO is to the fd in argv[2] if given.
+	 */
+	if (argc > 1 && !strcmp(argv[1], EXEC_EXIT_ARG)) {
+		unsigned long vdso = getauxval(AT_SYSINFO_EHDR);
+
+		if (argc > 2 && write(atoi(argv[2]), &vdso, sizeof(vdso)) !=
+				sizeof(vdso))
+			return 1;
 		return 0;
+	}
 	return test_harness_run(argc, argv);
 }
