@@ -22,20 +22,7 @@ report=$tools/pmc-report
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-n=0
-failed=0
-check() {
-	local name=$1
-
-	shift
-	n=$((n + 1))
-	if "$@"; then
-		echo "ok $n - $name"
-	else
-		echo "not ok $n - $name"
-		failed=$((failed + 1))
-	fi
-}
+. "$top/tools/lib/pmc/tests/tap.sh"
 
 # The files map pmc-burn as the VM records it, as /bin/pmc-burn: --symfs
 # finds it by its basename in TOOLS_DIR, so no output holds a host path.

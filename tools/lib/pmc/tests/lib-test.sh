@@ -20,20 +20,7 @@ lib=$(cd "$here/.." && pwd)
 root=$out/root
 khdr=${KHDR_INCLUDES:--isystem $lib/../../../usr/include}
 
-n=0
-failed=0
-check() {
-	local name=$1
-
-	shift
-	n=$((n + 1))
-	if "$@"; then
-		echo "ok $n - $name"
-	else
-		echo "not ok $n - $name"
-		failed=$((failed + 1))
-	fi
-}
+. "$here/tap.sh"
 
 rm -rf "$root" "$out/build"
 make -s -C "$lib" OUTPUT="$out/build/" KHDR_INCLUDES="$khdr" \
