@@ -167,8 +167,59 @@ static void usage(FILE *out)
 }
 
 /*
- * --list: the generic events, each tried on this task (user mode,
- * disabled) so that the list says what this kernel and its PMU take.
+ * Whether this kernel counts @config: opened once on this task (user
+ * mode, disabled). NULL if it has no pmc_open(2) at all (said).
+ */
+static const char *counts_here(__u64 config)
+{
+	struct pmc_attr attr = {
+		.config = config,
+		.disabled = 1,
+		.exclude_kernel = 1,
+	};
+	int fd = pmc_open(&attr, 0, -1, -1, PMC_FLAG_FD_CLOEXEC);
+	char why[256];
+
+	if (fd >= 0) {
+		close(fd);
+		return "counts here";
+	}
+	if (errno == ENOSYS) {
+		fprintf(stderr, "pmc-stat: %s\n",
+			pmc_open_strerror(&attr, 0, -1, errno, why, sizeof(why)));
+		return NULL;
+	}
+	if (errno == ENODEV)
+		return "no hardware PMU (ENODEV)";
+	if (errno == EINVAL || errno == EOPNOTSUPP)
+		return "not supported by this PMU";
+	return strerror(errno);
+}
+
+/* The CPU's own events that libpfm4 knows, each tried like the others. */
+static void list_cpu_events(void)
+{
+	const char *pmu, *name, *desc, *last_pmu = NULL;
+	char label[64];
+	__u64 config;
+	size_t i;
+
+	for (i = 0; !pmc_cpu_event_at(i, &pmu, &name, &desc, &config); i++) {
+		if (pmu != last_pmu)
+			printf("\nCPU events (libpfm4: %s), each with its default unit mask:\n\n",
+			       pmu);
+		last_pmu = pmu;
+		snprintf(label, sizeof(label), "r%llx",
+			 (unsigned long long)(config & ~PMC_CONFIG_RAW));
+		printf("  %-36s [CPU event %s] %s\n", name,
+		       config ? label : "",
+		       config ? counts_here(config) : "needs NAME:UNIT_MASK");
+	}
+}
+
+/*
+ * --list: the generic events and the CPU's own, each tried on this task
+ * so that the list says what this kernel and its PMU take.
  */
 static int list_events(void)
 {
@@ -178,30 +229,11 @@ static int list_events(void)
 
 	printf("List of events (each opened once here, user mode only, to see whether this kernel counts it):\n\n");
 	for (i = 0; !pmc_event_at(i, &name, &alias, &config); i++) {
-		struct pmc_attr attr = {
-			.config = config,
-			.disabled = 1,
-			.exclude_kernel = 1,
-		};
-		char label[64], why[256];
-		const char *how;
-		int fd = pmc_open(&attr, 0, -1, -1, PMC_FLAG_FD_CLOEXEC);
+		const char *how = counts_here(config);
+		char label[64];
 
-		if (fd >= 0) {
-			close(fd);
-			how = "counts here";
-		} else if (errno == ENOSYS) {
-			fprintf(stderr, "pmc-stat: %s\n",
-				pmc_open_strerror(&attr, 0, -1, errno, why,
-						  sizeof(why)));
+		if (!how)
 			return 1;
-		} else if (errno == ENODEV) {
-			how = "no hardware PMU (ENODEV)";
-		} else if (errno == EINVAL || errno == EOPNOTSUPP) {
-			how = "not supported by this PMU";
-		} else {
-			how = strerror(errno);
-		}
 		if (alias)
 			snprintf(label, sizeof(label), "%s OR %s", name, alias);
 		else
@@ -212,11 +244,12 @@ static int list_events(void)
 	}
 	printf("  %-36s [Raw event descriptor] hex event select, e.g. r00c0\n",
 	       "rNNNN");
+	list_cpu_events();
 	printf("\nModifiers: :u user mode, :k kernel mode, :D pinned; :p, :pp and :ppp are\n"
 	       "accepted and have no effect (no precise sampling here).\n"
 	       "perf's generic cache events (L1-dcache-load-misses, ...) are not defined:\n"
-	       "use a raw event or, where libpmc has libpfm4, the CPU's own event\n"
-	       "name (pmc-stat -h shows one that this CPU has).\n");
+	       "use a raw event or the CPU's own event names above (libpfm4's, when\n"
+	       "libpmc was built with it; NAME:UNIT_MASK picks another unit mask).\n");
 	return 0;
 }
 

@@ -17,6 +17,9 @@
 #include <sys/mman.h>
 #include <elfutils/libdwfl.h>
 #include <libiberty/demangle.h>
+#ifdef HAVE_DEBUGINFOD
+#include <elfutils/debuginfod.h>
+#endif
 
 #include "pmc-buildid.h"
 #include "pmc-data.h"
@@ -174,6 +177,40 @@ void *__wrap_dlopen(const char *file, int mode)
 	(void)mode;
 	return NULL;
 }
+
+#ifdef HAVE_DEBUGINFOD
+/*
+ * A file that is not here, by the build-id pmc-record recorded, from
+ * the servers in $DEBUGINFOD_URLS: the descriptor of the copy that
+ * libdebuginfod caches and its path in *@found, or -1. Only in the
+ * dynamic build (make STATIC=0): libdebuginfod is a shared library.
+ */
+static int dso_fetch(const struct dso *dso, char **found)
+{
+	static debuginfod_client *client;
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	int fd;
+
+	if (!dso->build_id_size || !urls || !*urls)
+		return -1;
+	if (!client)
+		client = debuginfod_begin();
+	if (!client)
+		return -1;
+	fd = debuginfod_find_executable(client, dso->build_id,
+					dso->build_id_size, found);
+	if (fd < 0)
+		return -1;
+	return fd;
+}
+#else
+static int dso_fetch(const struct dso *dso, char **found)
+{
+	(void)dso;
+	(void)found;
+	return -1;
+}
+#endif
 
 void symbols_set_symfs(const char *dir)
 {
@@ -371,6 +408,17 @@ static void dso_load(struct dso *dso)
 		path = must_strdup(dso->path);
 	} else {
 		fd = dso_open(dso, &path);
+	}
+	if (fd < 0 && !dso->image) {
+		int err = errno;
+		char *fetched;
+
+		fd = dso_fetch(dso, &fetched);
+		if (fd >= 0) {
+			free(path);
+			path = fetched;
+		}
+		errno = err;
 	}
 	if (fd < 0) {
 		warn("%s: no symbols: %s%s%s", dso->path, strerror(errno),

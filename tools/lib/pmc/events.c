@@ -7,6 +7,7 @@
  * every tool picks it up.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,16 +104,22 @@ static bool pfm_core_event(int idx)
 	       pmu.type == PFM_PMU_TYPE_CORE;
 }
 
-/* libpfm4's own names ("INST_RETIRED:ANY_P") for the CPU it detected. */
-static int pfm_lookup(const char *name, __u64 *config)
+static bool pfm_ready(void)
 {
 	static int initialized;
-	pfm_pmu_encode_arg_t arg;
-	__u64 code = 0;
 
 	if (!initialized)
 		initialized = pfm_initialize() == PFM_SUCCESS ? 1 : -1;
-	if (initialized < 0)
+	return initialized > 0;
+}
+
+/* libpfm4's own names ("INST_RETIRED:ANY_P") for the CPU it detected. */
+static int pfm_lookup(const char *name, __u64 *config)
+{
+	pfm_pmu_encode_arg_t arg;
+	__u64 code = 0;
+
+	if (!pfm_ready())
 		return -1;
 	memset(&arg, 0, sizeof(arg));
 	arg.size = sizeof(arg);
@@ -141,10 +148,97 @@ static const char *pfm_example(void)
 			return names[i];
 	return NULL;
 }
+
+/*
+ * The events of the core PMUs libpfm4 found on this CPU, each as
+ * "PMU::NAME" encodes with its default unit mask; those that need one
+ * spelt out have config 0. Built on first use.
+ */
+static struct pmc_cpu_event {
+	const char *pmu, *name, *desc;
+	__u64 config;
+} *cpu_events;
+static size_t nr_cpu_events;
+
+static void add_cpu_event(const pfm_pmu_info_t *pmu,
+			  const pfm_event_info_t *ev, size_t *cap)
+{
+	char full[256];
+	__u64 config = 0;
+
+	if (nr_cpu_events == *cap) {
+		struct pmc_cpu_event *grown;
+
+		*cap = *cap ? 2 * *cap : 256;
+		grown = realloc(cpu_events, *cap * sizeof(*cpu_events));
+		if (!grown)
+			return;
+		cpu_events = grown;
+	}
+	snprintf(full, sizeof(full), "%s::%s", pmu->name, ev->name);
+	if (pfm_lookup(full, &config))
+		config = 0;
+	cpu_events[nr_cpu_events++] = (struct pmc_cpu_event){
+		.pmu = pmu->desc ? pmu->desc : pmu->name,
+		.name = ev->name,
+		.desc = ev->desc ? ev->desc : "",
+		.config = config,
+	};
+}
+
+static void list_cpu_events(void)
+{
+	static bool listed;
+	size_t cap = 0;
+	int p, idx;
+
+	if (listed || !pfm_ready())
+		return;
+	listed = true;
+	pfm_for_all_pmus(p) {
+		pfm_pmu_info_t pmu = { .size = sizeof(pmu) };
+
+		if (pfm_get_pmu_info(p, &pmu) != PFM_SUCCESS ||
+		    !pmu.is_present || pmu.type != PFM_PMU_TYPE_CORE)
+			continue;
+		for (idx = pmu.first_event; idx != -1;
+		     idx = pfm_get_event_next(idx)) {
+			pfm_event_info_t ev = { .size = sizeof(ev) };
+
+			if (pfm_get_event_info(idx, PFM_OS_NONE, &ev) ==
+			    PFM_SUCCESS)
+				add_cpu_event(&pmu, &ev, &cap);
+		}
+	}
+}
+
+int pmc_cpu_event_at(size_t i, const char **pmu, const char **name,
+		     const char **desc, __u64 *config)
+{
+	list_cpu_events();
+	if (i >= nr_cpu_events)
+		return -1;
+	*pmu = cpu_events[i].pmu;
+	*name = cpu_events[i].name;
+	*desc = cpu_events[i].desc;
+	*config = cpu_events[i].config;
+	return 0;
+}
 #else
 static int pfm_lookup(const char *name, __u64 *config)
 {
 	(void)name;
+	(void)config;
+	return -1;
+}
+
+int pmc_cpu_event_at(size_t i, const char **pmu, const char **name,
+		     const char **desc, __u64 *config)
+{
+	(void)i;
+	(void)pmu;
+	(void)name;
+	(void)desc;
 	(void)config;
 	return -1;
 }

@@ -104,6 +104,18 @@ bool pmc_event_is_perf_cache(const char *name);
 /* True for events that need a hardware PMU (hardware type or raw). */
 bool pmc_config_needs_pmu(__u64 config);
 
+/*
+ * pmc_cpu_event_at() - the @i-th of the CPU's own events, as libpfm4
+ * names them for the core PMU it detected (none without libpfm4)
+ *
+ * Return: 0 with the PMU's description, the event's name (which
+ * pmc_event_lookup() takes) and description, and its config with the
+ * default unit mask (0 if it needs one named, "NAME:UMASK"); -1 past
+ * the last.
+ */
+int pmc_cpu_event_at(size_t i, const char **pmu, const char **name,
+		     const char **desc, __u64 *config);
+
 /* Print the valid event names, grouped by type, one group a line. */
 void pmc_events_list(FILE *out);
 

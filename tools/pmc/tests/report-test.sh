@@ -5,9 +5,10 @@
 #	report-test.sh TOOLS_DIR
 #
 # TOOLS_DIR holds pmc-report and pmc-burn as tools/pmc/Makefile builds
-# them. mkdata.c writes the data files from pmc-burn's own symbols (nm),
-# so the checks hold whatever addresses a rebuild gives; it compiles
-# against $KHDR_INCLUDES if set, else the source tree's UAPI header.
+# them (and host/pmc-report, its dynamic build, if made). mkdata.c
+# writes the data files from pmc-burn's own symbols (nm), so the checks
+# hold whatever addresses a rebuild gives; it compiles against
+# $KHDR_INCLUDES if set, else the source tree's UAPI header.
 # Prints a TAP line per check; exits 1 if any failed.
 set -u
 
@@ -326,6 +327,47 @@ check "build-id recorded and found the same: no warning, hot_loop named" \
 run "$tmp/badid.data" >/dev/null 2>"$tmp/err"
 check "build-id recorded and found differ: a warning with both ids" \
 	grep -q "pmc-burn: not the file recorded as /bin/pmc-burn (build-id $burn_id, recorded 00112233445566778899aabbccddeeff00112233)" "$tmp/err"
+
+# The dynamic host build (TOOLS_DIR/host/pmc-report, make STATIC=0)
+# fetches a file that is not under --symfs by its recorded build-id
+# from the servers in $DEBUGINFOD_URLS: here a local HTTP server that
+# serves pmc-burn at debuginfod's /buildid/ID/executable.
+host_report=$tools/host/pmc-report
+if [ -x "$host_report" ] && [ -n "$burn_id" ]; then
+	mkdir -p "$tmp/empty" "$tmp/srv/buildid/$burn_id"
+	cp "$tools/pmc-burn" "$tmp/srv/buildid/$burn_id/executable"
+	python3 -c 'import functools, http.server, sys
+h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
+s = http.server.ThreadingHTTPServer(("127.0.0.1", 0), h)
+open(sys.argv[2], "w").write(str(s.server_address[1]))
+s.serve_forever()' "$tmp/srv" "$tmp/port" 2>"$tmp/srv.log" &
+	server=$!
+	for _ in $(seq 50); do [ -s "$tmp/port" ] && break; sleep 0.1; done
+	hrows() {
+		"$host_report" --symfs "$tmp/empty" -s sym "$tmp/buildid.data" 2>"$tmp/err" |
+			awk '/^# Overhead/ { t = 1; next } t && NF { $1 = $1; print }'
+	}
+	check "no debuginfod: pmc-burn not found under --symfs, hot_loop not named" \
+		eval 'env -u DEBUGINFOD_URLS "$host_report" --symfs "$tmp/empty" -s sym \
+			"$tmp/buildid.data" 2>&1 | grep -q "/bin/pmc-burn: no symbols" &&
+		      ! env -u DEBUGINFOD_URLS "$host_report" --symfs "$tmp/empty" -s sym \
+			"$tmp/buildid.data" 2>/dev/null | grep -q hot_loop'
+	export DEBUGINFOD_URLS="http://127.0.0.1:$(cat "$tmp/port")"
+	export DEBUGINFOD_CACHE_PATH=$tmp/cache
+	check "debuginfod: pmc-burn fetched by build-id, hot_loop and warm_loop named, no warning" \
+		test "$(hrows)" = "$(printf '%s\n' "75.00% 300 hot_loop" "25.00% 100 warm_loop")" \
+		     -a ! -s "$tmp/err"
+	check "debuginfod: the server was asked for /buildid/$burn_id/executable" \
+		grep -q "GET /buildid/$burn_id/executable HTTP" "$tmp/srv.log"
+	unset DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH
+	kill "$server" 2>/dev/null
+	wait "$server" 2>/dev/null
+else
+	for what in "no debuginfod" "debuginfod: fetched" "debuginfod: asked"; do
+		n=$((n + 1))
+		echo "ok $n - $what # SKIP no $host_report (make STATIC=0)"
+	done
+fi
 
 # --- kernel symbols ------------------------------------------------------
 
