@@ -413,7 +413,8 @@ static void open_error(size_t i, size_t t, pid_t pid, int err)
 {
 	char why[256];
 
-	pmc_open_strerror(&events.ev[i].attr, tids ? tids[t] : pid,
+	pmc_open_strerror(&events.ev[i].attr,
+			  cpus ? -1 : tids ? tids[t] : pid,
 			  cpus ? cpus[t] : -1, err, why, sizeof(why));
 	if (err == EMFILE)
 		fprintf(stderr, "pmc-stat: %zu targets x %zu events: %s\n",

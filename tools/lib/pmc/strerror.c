@@ -39,7 +39,7 @@ static const char *eacces(const struct pmc_attr *attr, pid_t pid, int cpu,
 		snprintf(buf, size, "counting in the kernel needs CAP_PERFMON, or kernel.pmc_paranoid <= 1 (it is %d); add :u to count user mode only (EACCES)",
 			 level);
 	else
-		snprintf(buf, size, "may not watch process %d: that needs the right to ptrace it (EACCES)",
+		snprintf(buf, size, "may not watch task %d: that needs the right to ptrace it (EACCES)",
 			 (int)pid);
 	return buf;
 }

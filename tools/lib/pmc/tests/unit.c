@@ -104,7 +104,7 @@ int main(void)
 		   "CAP_PERFMON (or CAP_SYS_ADMIN), or kernel.pmc_paranoid <= 0"));
 	check("strerror: EACCES for a user-mode task counter is ptrace",
 	      says(EACCES, &sw, 1, -1,
-		   "may not watch process 1: that needs the right to ptrace it") ||
+		   "may not watch task 1: that needs the right to ptrace it") ||
 	      pmc_paranoid_level() >= 3);
 	check("strerror: ENODEV of a hardware event: no PMU",
 	      says(ENODEV, &hw, 0, -1, "no hardware PMU (ENODEV)"));
