@@ -26,6 +26,8 @@
 /* "PMCDATA1" read as a little-endian u64. */
 #define PMC_DATA_MAGIC		0x3141544144434d50ULL
 #define PMC_DATA_VERSION	1
+/* A recording of several events: PMC_DATA_EVENT and PMC_DATA_SOURCE. */
+#define PMC_DATA_VERSION_EVENTS	2
 
 /* data_size of a recording that did not finish (pmc-record was killed). */
 #define PMC_DATA_SIZE_UNKNOWN	(~0ULL)
@@ -39,7 +41,9 @@ struct pmc_data_header {
 	__u64 magic;			/* PMC_DATA_MAGIC */
 	__u32 version;			/* PMC_DATA_VERSION */
 	__u32 header_size;		/* records start at this offset */
-	struct pmc_attr attr;		/* as pmc_open() accepted it */
+	struct pmc_attr attr;		/* as pmc_open() accepted it (the
+					 * first event's, in version 2)
+					 */
 	/*
 	 * Written once recording ends; until then data_size is
 	 * PMC_DATA_SIZE_UNKNOWN and the counts are 0.
@@ -51,7 +55,9 @@ struct pmc_data_header {
 #define PMC_DATA_ALL_CPUS	(~0U)	/* -a: every task on every CPU */
 	__u32 __pad;
 	/* NUL-terminated strings, zero-filled. */
-	char event[PMC_DATA_EVENT_LEN];	/* event name as given to -e */
+	char event[PMC_DATA_EVENT_LEN];	/* event name as given to -e (the
+					 * first event's, in version 2)
+					 */
 	char comm[PMC_DATA_COMM_LEN];	/* the command's comm after exec */
 	char cmdline[PMC_DATA_CMDLINE_LEN]; /* the command line, truncated */
 	/*
@@ -133,6 +139,33 @@ struct pmc_data_vdso {
 	struct pmc_event_header header;	/* type PMC_DATA_VDSO */
 	__u64 size;			/* bytes of image */
 	__u8 image[];
+};
+
+/*
+ * Version 2, several events: one PMC_DATA_EVENT record per event, in
+ * the order of -e, right after the header, and before each batch of
+ * records read from one event's ring buffer a PMC_DATA_SOURCE naming
+ * the event: the samples, LOST, THROTTLE and UNTHROTTLE records up to
+ * the next PMC_DATA_SOURCE are that event's. Only event 0 asks for the
+ * MMAP, COMM, FORK and EXIT records, so none is written twice. Every
+ * event has the same record_type and time_all as the header's attr.
+ */
+#define PMC_DATA_EVENT		(PMC_DATA_TOOL_TYPE + 3)
+#define PMC_DATA_SOURCE		(PMC_DATA_TOOL_TYPE + 4)
+#define PMC_DATA_MAX_EVENTS	64
+
+struct pmc_data_event {
+	struct pmc_event_header header;	/* type PMC_DATA_EVENT */
+	__u32 index;			/* 0, 1, ... in order */
+	__u32 leader;			/* its group's leader, or itself */
+	struct pmc_attr attr;		/* as pmc_open() accepted it */
+	char name[PMC_DATA_EVENT_LEN];	/* NUL-terminated */
+};
+
+struct pmc_data_source {
+	struct pmc_event_header header;	/* type PMC_DATA_SOURCE */
+	__u32 index;			/* of the event whose ring it was */
+	__u32 __pad;
 };
 
 /*

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pmc-record: sample one event while a command runs, using pmc_open(2)
+ * pmc-record: sample events while a command runs, using pmc_open(2)
  * and its mmap()ed ring buffer, and save the records for pmc-report.
  *
- *	pmc-record [-e EVENT] [-c PERIOD | -F FREQ] [--rand PCT] [-g]
+ *	pmc-record [-e EVENTS]... [-c PERIOD | -F FREQ] [--rand PCT] [-g]
  *		   [-m PAGES] [-a] -o FILE [--] COMMAND [ARGS...]
  *	pmc-record ... -o FILE -p PID,... | -t TID,... | -a
  *
@@ -16,6 +16,11 @@
  * and reports what did not fit as PMC_EVENT_LOST records. --rand draws
  * each period from PERIOD +- PCT% (attr.period_rand), so that sampling
  * cannot fall in step with periodic code.
+ *
+ * Several events (-e a,b, -e a -e b, groups as {a,b}) each get their own
+ * counter and ring per target, a group's members opened into their
+ * leader's group on that target; the file is then version 2, which says
+ * which event's ring each batch of records came from.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -85,11 +90,14 @@ static const struct {
 #define DEFAULT_RAW_PERIOD	100000
 
 struct recording {
+	struct pmc_evlist events;	/* -e, each with its sampling attr */
 	/*
-	 * One sampling counter and ring per target: the command, each
-	 * thread of -p or -t, or each CPU of -a.
+	 * One sampling counter and ring per event and target (the
+	 * command, each thread of -p or -t, or each CPU of -a), a
+	 * target's events in a row.
 	 */
 	size_t nr;
+	size_t *ring_event;		/* the event of each ring */
 	int *cpus;			/* -a: the CPUs */
 	pid_t *tids;			/* -p, -t: the threads */
 	pid_t *ids;			/* -p, -t: as given */
@@ -115,17 +123,20 @@ struct mapped_file {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: pmc-record [-e EVENT] [-c PERIOD | -F FREQ] [--rand PCT] [-g]\n"
+		"usage: pmc-record [-e EVENTS]... [-c PERIOD | -F FREQ] [--rand PCT] [-g]\n"
 		"                  [-m PAGES] [-a] -o FILE [--] COMMAND [ARGS...]\n"
-		"       pmc-record [-e EVENT] [-c PERIOD | -F FREQ] [--rand PCT] [-g]\n"
+		"       pmc-record [-e EVENTS]... [-c PERIOD | -F FREQ] [--rand PCT] [-g]\n"
 		"                  [-m PAGES] -o FILE -p PID,... | -t TID,... | -a\n"
 		"\n"
 		"Run COMMAND (and the processes it starts), or watch running\n"
-		"processes until they exit or SIGINT, sample where they spend EVENT,\n"
+		"processes until they exit or SIGINT, sample where they spend EVENTS,\n"
 		"and write the samples to FILE for pmc-report. With -a, sample\n"
 		"every task on every CPU while COMMAND runs, or until SIGINT.\n"
 		"\n"
-		"  -e, --event=EVENT       event to sample (default " DEFAULT_EVENT ")\n"
+		"  -e, --event=EVENTS      events to sample, each on its own: a comma\n"
+		"                          list, {a,b} a group scheduled together,\n"
+		"                          EVENT:u user mode only; -e may repeat\n"
+		"                          (default " DEFAULT_EVENT ")\n"
 		"  -c, --count=PERIOD      a sample every PERIOD events (nanoseconds\n"
 		"                          for the clocks); default per event\n"
 		"  -F, --freq=FREQ         FREQ samples a second (task-clock and\n"
@@ -195,15 +206,15 @@ static __u64 default_period(__u64 config, enum pmc_unit unit)
  * with @gone_ok, -2 if @pid exited (a thread of -p since it was listed).
  */
 static int open_counter(struct pmc_attr *attr, const char *event, pid_t pid,
-			int cpu, bool gone_ok)
+			int cpu, int group_fd, bool gone_ok)
 {
 	char why[256];
 	int fd, err;
 
-	fd = pmc_open(attr, pid, cpu, -1, PMC_FLAG_FD_CLOEXEC);
+	fd = pmc_open(attr, pid, cpu, group_fd, PMC_FLAG_FD_CLOEXEC);
 	if (fd < 0 && errno == EACCES && !attr->exclude_kernel && cpu < 0) {
 		attr->exclude_kernel = 1;
-		fd = pmc_open(attr, pid, -1, -1, PMC_FLAG_FD_CLOEXEC);
+		fd = pmc_open(attr, pid, -1, group_fd, PMC_FLAG_FD_CLOEXEC);
 	}
 	if (fd >= 0)
 		return fd;
@@ -365,8 +376,14 @@ static int write_vdso(struct recording *rec)
  * Move every record between data_tail and data_head into the file, then
  * hand the space back. Returns 0, or -1 on a write error.
  */
-static int drain_ring(struct recording *rec, struct pmc_ring *ring)
+static int drain_ring(struct recording *rec, size_t r)
 {
+	struct pmc_ring *ring = &rec->rings[r];
+	struct pmc_data_source src = {
+		.header = { .type = PMC_DATA_SOURCE, .size = sizeof(src) },
+		.index = rec->ring_event[r],
+	};
+	bool first = rec->events.nr > 1;
 	__u64 pos;
 	int ret;
 
@@ -376,6 +393,13 @@ static int drain_ring(struct recording *rec, struct pmc_ring *ring)
 		ret = pmc_ring_next(ring);
 		if (ret <= 0)
 			break;
+		/* Several events: say whose records follow. */
+		if (first && write_out(rec, &src, sizeof(src))) {
+			ring->tail = ring->head;
+			ret = 1;
+			break;
+		}
+		first = false;
 		rec->nr_throttles += ring->rec->h.type == PMC_EVENT_THROTTLE;
 		if (ring->rec->h.type == PMC_EVENT_MMAP &&
 		    !pmc_data_is_sample(&ring->rec->h))
@@ -401,7 +425,7 @@ static int drain_rings(struct recording *rec)
 	size_t t;
 
 	for (t = 0; t < rec->nr; t++)
-		if (drain_ring(rec, &rec->rings[t]))
+		if (drain_ring(rec, t))
 			return -1;
 	return 0;
 }
@@ -416,14 +440,16 @@ static bool rings_empty(const struct recording *rec)
 	return true;
 }
 
-/* The samples and lost samples of all rings. */
-static void ring_totals(const struct recording *rec, __u64 *samples,
-			__u64 *lost)
+/* The samples and lost samples of the rings of @event, or of all (-1). */
+static void ring_totals(const struct recording *rec, size_t event,
+			__u64 *samples, __u64 *lost)
 {
 	size_t t;
 
 	*samples = *lost = 0;
 	for (t = 0; t < rec->nr; t++) {
+		if (event != (size_t)-1 && rec->ring_event[t] != event)
+			continue;
 		*samples += rec->rings[t].samples;
 		*lost += rec->rings[t].lost;
 	}
@@ -432,7 +458,10 @@ static void ring_totals(const struct recording *rec, __u64 *samples,
 /* Truncate into a zero-filled field, keeping the terminator. */
 static void copy_string(char *dst, size_t size, const char *src)
 {
-	snprintf(dst, size, "%s", src);
+	size_t n = strnlen(src, size - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = '\0';
 }
 
 /*
@@ -576,8 +605,7 @@ static void fill_task(struct pmc_data_header *hdr, pid_t pid)
 }
 
 static void fill_header(struct pmc_data_header *hdr,
-			const struct pmc_attr *attr, const char *event,
-			pid_t pid, char **cmd)
+			const struct pmc_evlist *events, pid_t pid, char **cmd)
 {
 	const char *base;
 	size_t len = 0;
@@ -585,12 +613,13 @@ static void fill_header(struct pmc_data_header *hdr,
 
 	memset(hdr, 0, sizeof(*hdr));
 	hdr->magic = PMC_DATA_MAGIC;
-	hdr->version = PMC_DATA_VERSION;
+	hdr->version = events->nr > 1 ? PMC_DATA_VERSION_EVENTS :
+					PMC_DATA_VERSION;
 	hdr->header_size = sizeof(*hdr);
-	hdr->attr = *attr;
+	hdr->attr = events->ev[0].attr;
 	hdr->data_size = PMC_DATA_SIZE_UNKNOWN;
 	hdr->pid = pid;
-	copy_string(hdr->event, sizeof(hdr->event), event);
+	copy_string(hdr->event, sizeof(hdr->event), events->ev[0].name);
 	pmc_data_boot_id(hdr->boot_id, sizeof(hdr->boot_id));
 	if (!cmd[0] && pid < 0) {
 		copy_string(hdr->cmdline, sizeof(hdr->cmdline), "all CPUs");
@@ -611,6 +640,26 @@ static void fill_header(struct pmc_data_header *hdr,
 			break;
 		len += n;
 	}
+}
+
+/* Version 2: what each event is, as opened (a clock's period, :u). */
+static int write_events(struct recording *rec)
+{
+	struct pmc_data_event e;
+	size_t i;
+
+	for (i = 0; rec->events.nr > 1 && i < rec->events.nr; i++) {
+		memset(&e, 0, sizeof(e));
+		e.header.type = PMC_DATA_EVENT;
+		e.header.size = sizeof(e);
+		e.index = i;
+		e.leader = rec->events.ev[i].leader;
+		e.attr = rec->events.ev[i].attr;
+		copy_string(e.name, sizeof(e.name), rec->events.ev[i].name);
+		if (write_out(rec, &e, sizeof(e)))
+			return -1;
+	}
+	return 0;
 }
 
 /* Never unlink what is not a plain file, /dev/null say. */
@@ -649,6 +698,10 @@ static int open_output(struct recording *rec)
 		return -1;
 	}
 	rec->data_size = 0;	/* counts the records only */
+	if (write_events(rec)) {
+		discard_output(rec);
+		return -1;
+	}
 	return 0;
 }
 
@@ -659,7 +712,7 @@ static int finish_output(struct recording *rec)
 	int ret = 0;
 
 	hdr->data_size = rec->data_size;
-	ring_totals(rec, &hdr->nr_samples, &hdr->nr_lost);
+	ring_totals(rec, -1, &hdr->nr_samples, &hdr->nr_lost);
 	if (fflush(rec->out)) {
 		fprintf(stderr, "pmc-record: write %s: %s\n", rec->path,
 			strerror(errno));
@@ -805,63 +858,86 @@ static int synthesize(struct recording *rec)
 }
 
 /*
- * Open a counter on @pid (or on each CPU of rec->cpus, or each thread of
- * rec->tids), map the rings, start the file (for -p, -t and -a, with
+ * Open event @i on target @t (@pid, a CPU of rec->cpus or a thread of
+ * rec->tids) into @group_fd's group; as open_counter().
+ */
+static int open_target(struct recording *rec, size_t i, size_t t, pid_t pid,
+		       int group_fd)
+{
+	struct pmc_evsel *ev = &rec->events.ev[i];
+
+	/* -a: every task on the CPU; -p, -t: a thread; else @pid */
+	if (rec->cpus)
+		return open_counter(&ev->attr, ev->name, -1, rec->cpus[t],
+				    group_fd, false);
+	return open_counter(&ev->attr, ev->name, rec->tids ? rec->tids[t] : pid,
+			    -1, group_fd, !!rec->tids);
+}
+
+/*
+ * Open each event on @pid (or on each CPU of rec->cpus, or each thread
+ * of rec->tids), map the rings, start the file (for -p, -t and -a, with
  * what already runs) and enable the counters. Returns 0, or -1 after
  * printing why, with nothing left behind.
  */
-static int start_recording(struct recording *rec, struct pmc_attr *attr,
-			   const char *event, pid_t pid, size_t data_pages,
-			   char **cmd)
+static int start_recording(struct recording *rec, pid_t pid,
+			   size_t data_pages, char **cmd)
 {
-	size_t t, targets = rec->nr;
-	int fd;
+	size_t i, t, targets = rec->nr, nr_events = rec->events.nr;
+	int fd, *fds = calloc(nr_events, sizeof(*fds));
 
-	rec->rings = calloc(rec->nr, sizeof(*rec->rings));
-	if (!rec->rings) {
+	rec->rings = calloc(targets * nr_events, sizeof(*rec->rings));
+	rec->ring_event = calloc(targets * nr_events,
+				 sizeof(*rec->ring_event));
+	if (!fds || !rec->rings || !rec->ring_event) {
 		perror("pmc-record");
+		free(fds);
 		return -1;
 	}
-	for (t = 0; t < rec->nr; t++)
+	for (t = 0; t < targets * nr_events; t++)
 		rec->rings[t].fd = -1;
 	/* Rings of the threads that are still there, in a row. */
 	rec->nr = 0;
 	for (t = 0; t < targets; t++) {
-		/* -a: every task on the CPU; -p, -t: a thread; else @pid */
-		if (rec->cpus)
-			fd = open_counter(attr, event, -1, rec->cpus[t], false);
-		else
-			fd = open_counter(attr, event,
-					  rec->tids ? rec->tids[t] : pid, -1,
-					  !!rec->tids);
-		if (fd == -2)
-			continue;
-		if (fd < 0)
-			goto fail;
-		if (map_ring(&rec->rings[rec->nr], fd, data_pages)) {
-			close(fd);
-			goto fail;
+		for (i = 0; i < nr_events; i++) {
+			size_t leader = rec->events.ev[i].leader;
+
+			fd = open_target(rec, i, t, pid,
+					 leader == i ? -1 : fds[leader]);
+			fds[i] = fd;
+			if (fd == -2)	/* the thread is gone */
+				break;
+			if (fd < 0)
+				goto fail;
+			if (map_ring(&rec->rings[rec->nr], fd, data_pages)) {
+				close(fd);
+				goto fail;
+			}
+			rec->ring_event[rec->nr++] = i;
 		}
-		rec->nr++;
 	}
 	if (!rec->nr) {
 		fprintf(stderr, "pmc-record: the threads to record are gone\n");
 		goto fail;
 	}
-	fill_header(&rec->header, attr, event, rec->cpus ? -1 : pid, cmd);
+	fill_header(&rec->header, &rec->events, rec->cpus ? -1 : pid, cmd);
 	if (open_output(rec))
 		goto fail;
 	if ((!cmd[0] || rec->cpus) && synthesize(rec))
 		goto fail;
+	/* A target's leader before its members: as they were opened. */
 	for (t = 0; t < rec->nr; t++) {
 		if (ioctl(rec->rings[t].fd, PMC_IOC_ENABLE) < 0) {
-			fprintf(stderr, "pmc-record: enable(%s): %s\n", event,
+			fprintf(stderr, "pmc-record: enable(%s): %s\n",
+				rec->events.ev[rec->ring_event[t]].name,
 				strerror(errno));
 			goto fail;
 		}
 	}
+	free(fds);
 	return 0;
 fail:
+	free(fds);
 	stop_recording(rec, false);
 	return -1;
 }
@@ -873,13 +949,14 @@ fail:
 static int finish(struct recording *rec, struct pmc_child *child)
 {
 	__u64 samples, lost;
+	size_t i;
 
 	if (record_loop(rec, child)) {
 		/* Keep what was written: it is a valid, unfinished file. */
 		fclose(rec->out);
 		rec->out = NULL;
 	}
-	ring_totals(rec, &samples, &lost);
+	ring_totals(rec, -1, &samples, &lost);
 	stop_recording(rec, true);
 	if (child)
 		pmc_child_reap(child, false);
@@ -893,6 +970,13 @@ static int finish(struct recording *rec, struct pmc_child *child)
 	if (rec->nr_skipped)
 		fprintf(stderr, "pmc-record: warning: %" PRIu64 " bytes of unreadable records were skipped\n",
 			(uint64_t)rec->nr_skipped);
+	for (i = 0; rec->events.nr > 1 && i < rec->events.nr; i++) {
+		__u64 s, l;
+
+		ring_totals(rec, i, &s, &l);
+		fprintf(stderr, "pmc-record: %s: %" PRIu64 " samples, %" PRIu64 " lost\n",
+			rec->events.ev[i].name, (uint64_t)s, (uint64_t)l);
+	}
 	fprintf(stderr, "pmc-record: %" PRIu64 " samples, %" PRIu64 " lost, ",
 		(uint64_t)samples, (uint64_t)lost);
 	if (rec->nr_throttles)
@@ -933,6 +1017,68 @@ static __u64 clock_period(__u64 period, __u64 freq)
 	return period;
 }
 
+/* Append the events of one -e (a list, groups) to @list, or exit. */
+static void add_events(struct pmc_evlist *list, const char *arg, char *err,
+		       size_t errlen)
+{
+	size_t i, first = list->nr;
+
+	if (pmc_evlist_parse(list, arg, err, errlen)) {
+		fprintf(stderr, "pmc-record: %s; valid events:\n", err);
+		pmc_events_list(stderr);
+		exit(2);
+	}
+	for (i = first; i < list->nr; i++)
+		if (strlen(list->ev[i].name) >= PMC_DATA_EVENT_LEN)
+			bad_usage("event name '%s' too long",
+				  list->ev[i].name);
+	if (list->nr > PMC_DATA_MAX_EVENTS)
+		bad_usage("%zu events: at most %d", list->nr,
+			  PMC_DATA_MAX_EVENTS);
+}
+
+/*
+ * Event @i samples every @period events (every @freq-th of a second for
+ * a clock; a default per event if neither is given). Every event has
+ * the same records, so the file has one sample layout; only event 0
+ * asks for the MMAP, COMM, FORK and EXIT records, which are of the
+ * tasks, not of an event.
+ */
+static void set_sampling(struct pmc_evsel *ev, size_t i, __u64 period,
+			 __u64 freq, unsigned int rand, bool callchain,
+			 bool all_cpus)
+{
+	struct pmc_attr *attr = &ev->attr;
+
+	if (freq) {
+		/* The ABI has no frequency mode: only a clock's period is a time. */
+		if (ev->unit != PMC_UNIT_NSEC)
+			bad_usage("-F needs task-clock or cpu-clock; use -c PERIOD for '%s'",
+				  ev->name);
+		if (freq > NSEC_PER_SEC)
+			bad_usage("frequency %llu Hz is above 1 GHz",
+				  (unsigned long long)freq);
+		period = NSEC_PER_SEC / freq;
+	}
+	if (!period)
+		period = default_period(attr->config, ev->unit);
+	if (ev->unit == PMC_UNIT_NSEC)
+		period = clock_period(period, freq);
+
+	attr->irq_period = period;
+	attr->period_rand = rand;
+	attr->read_format = 0;		/* samples only, never read() */
+	attr->record_type = PMC_RECORD_IP | PMC_RECORD_TID | PMC_RECORD_TIME;
+	if (callchain)
+		attr->record_type |= PMC_RECORD_CALLCHAIN;
+	attr->disabled = 1;
+	attr->inherit = !all_cpus;	/* a CPU's counter sees every task */
+	attr->mmap = i == 0;
+	attr->comm = i == 0;		/* and FORK and EXIT */
+	attr->time_all = 1;	/* to merge the CPUs' buffers by time */
+	attr->wakeup_events = 0;	/* wake up per page */
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -950,13 +1096,12 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	static struct recording rec;
-	const char *event = DEFAULT_EVENT;
-	enum pmc_unit unit;
 	__u64 period = 0, freq = 0, data_pages = DEFAULT_DATA_PAGES, val;
 	bool callchain = false, all_cpus = false;
 	unsigned int rand = 0;
-	struct pmc_attr attr;
 	struct pmc_child child;
+	char err[256];
+	size_t i;
 	const char *attach = NULL;
 	bool whole = false;
 	char **cmd;
@@ -967,7 +1112,7 @@ int main(int argc, char **argv)
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'e':
-			event = optarg;
+			add_events(&rec.events, optarg, err, sizeof(err));
 			break;
 		case 'c':
 			period = parse_count(optarg, "period");
@@ -1021,44 +1166,13 @@ int main(int argc, char **argv)
 	if (!rec.path)
 		bad_usage("no output file: use -o FILE");
 
-	memset(&attr, 0, sizeof(attr));
-	if (pmc_event_lookup(event, &attr.config, &unit)) {
-		fprintf(stderr, "pmc-record: unknown event '%s'; valid events:\n",
-			event);
-		pmc_events_list(stderr);
-		return 2;
-	}
-	if (strlen(event) >= PMC_DATA_EVENT_LEN)
-		bad_usage("event name '%s' too long", event);
+	if (!rec.events.nr)
+		add_events(&rec.events, DEFAULT_EVENT, err, sizeof(err));
 	if (period && freq)
 		bad_usage("-c and -F exclude each other");
-	if (freq) {
-		/* The ABI has no frequency mode: only a clock's period is a time. */
-		if (unit != PMC_UNIT_NSEC)
-			bad_usage("-F needs task-clock or cpu-clock; use -c PERIOD for '%s'",
-				  event);
-		if (freq > NSEC_PER_SEC)
-			bad_usage("frequency %llu Hz is above 1 GHz",
-				  (unsigned long long)freq);
-		period = NSEC_PER_SEC / freq;
-	}
-	if (!period)
-		period = default_period(attr.config, unit);
-	if (unit == PMC_UNIT_NSEC)
-		period = clock_period(period, freq);
-
-	attr.irq_period = period;
-	attr.period_rand = rand;
-	attr.record_type = PMC_RECORD_IP | PMC_RECORD_TID | PMC_RECORD_TIME;
-	if (callchain)
-		attr.record_type |= PMC_RECORD_CALLCHAIN;
-	attr.disabled = 1;
-	attr.inherit = !all_cpus;	/* a CPU's counter sees every task */
-	attr.mmap = 1;
-	attr.comm = 1;		/* and FORK and EXIT */
-	attr.time_all = 1;	/* to merge the CPUs' buffers by time */
-	attr.wakeup_events = 0;		/* wake up per page */
-
+	for (i = 0; i < rec.events.nr; i++)
+		set_sampling(&rec.events.ev[i], i, period, freq, rand,
+			     callchain, all_cpus);
 	rec.nr = 1;
 	if (all_cpus) {
 		int n = pmc_online_cpus(&rec.cpus);
@@ -1075,7 +1189,7 @@ int main(int argc, char **argv)
 	if (!cmd[0]) {
 		/* -p, -t, or -a alone: SIGINT ends the recording. */
 		pmc_catch_sigint();
-		if (start_recording(&rec, &attr, event,
+		if (start_recording(&rec,
 				    attach ? pmc_thread_tgid(rec.ids[0]) : -1,
 				    data_pages, cmd))
 			return 1;
@@ -1089,7 +1203,7 @@ int main(int argc, char **argv)
 	 */
 	signal(SIGINT, SIG_IGN);
 
-	if (start_recording(&rec, &attr, event, child.pid, data_pages, cmd)) {
+	if (start_recording(&rec, child.pid, data_pages, cmd)) {
 		pmc_child_abort(&child);
 		return 1;
 	}

@@ -57,6 +57,10 @@
  *	--symfs DIR	look a recorded file P up as DIR/P, then as
  *			DIR/basename(P): the files of a recording made in a
  *			VM resolve on the host
+ *	--event NAME	of a recording of several events, only NAME's
+ *			samples (the tables show each event's in turn,
+ *			--script all in time order, --folded and --svg the
+ *			first event's unless this is given)
  *
  * Records are replayed in time order (see replay_order()). MMAP, COMM
  * and FORK records build up
@@ -101,6 +105,16 @@ static const char kernel_name[] = "[kernel]";
 static const char idle_name[] = "swapper";
 
 static const char *data_path;
+
+/*
+ * The recorded events: the header's one (version 1) or, in version 2,
+ * those of the PMC_DATA_EVENT records.
+ */
+static struct recorded_event {
+	const char *name;
+	const struct pmc_attr *attr;
+} events[PMC_DATA_MAX_EVENTS];
+static size_t nr_events;
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
 die(const char *fmt, ...)
@@ -502,6 +516,8 @@ enum graph_mode { GRAPH_NONE, GRAPH_CALLER, GRAPH_CALLEE };
 
 struct report {
 	const struct pmc_data_header *hdr;
+	const struct recorded_event *event;	/* whose samples these are */
+	bool shown;			/* not left out by --event */
 	const struct sort_order *order;	/* the table's columns */
 	bool sorted;			/* --sort: no thread table */
 	bool script;			/* --script: each sample, no tables */
@@ -599,6 +615,10 @@ static void add_sample(struct report *rep, const struct pmc_sample *s)
 	struct hist_entry cells, *row;
 	struct frame ip;
 
+	if (!rep->shown) {
+		rep->nr_filtered++;
+		return;
+	}
 	resolve(s->pid, s->ip, kernel, false, &ip);
 	if (!filter_match(&rep->filter, find_comm(s->pid, s->tid), s->pid,
 			  s->tid, ip.dso)) {
@@ -614,7 +634,7 @@ static void add_sample(struct report *rep, const struct pmc_sample *s)
 		printf("%-16s %7u/%-7u %6" PRIu64 ".%06" PRIu64 ": %s:\n",
 		       find_comm(s->pid, s->tid), s->pid, s->tid,
 		       (uint64_t)(s->time / 1000000000),
-		       (uint64_t)(s->time % 1000000000 / 1000), rep->hdr->event);
+		       (uint64_t)(s->time % 1000000000 / 1000), rep->event->name);
 		walk_stack(s, &ip, kernel, NULL, print_script_frame);
 		putchar('\n');
 		return;
@@ -823,14 +843,54 @@ static void read_vdso(const unsigned char *rec, __u16 size)
 			      v.size);
 }
 
+static void check_string(const char *field, size_t size, const char *what);
+
+/*
+ * A version 2 file's event @rec: they come in order, and have the
+ * header's record layout, so that one parser reads every sample.
+ */
+static void read_event(const struct pmc_data_header *hdr,
+		       const unsigned char *rec, __u16 size, __u64 off)
+{
+	const struct pmc_data_event *e = (const void *)rec;
+	__u64 where = hdr->header_size + off;
+
+	if (hdr->version != PMC_DATA_VERSION_EVENTS)
+		die("event record at offset %" PRIu64 " in a file of one event (version %u)",
+		    (uint64_t)where, hdr->version);
+	if (size != sizeof(*e))
+		die("event record at offset %" PRIu64 " has %u bytes, not %zu",
+		    (uint64_t)where, size, sizeof(*e));
+	if (e->index != nr_events || nr_events == PMC_DATA_MAX_EVENTS)
+		die("event record at offset %" PRIu64 " is event %u, not %zu",
+		    (uint64_t)where, e->index, nr_events);
+	if (e->leader > e->index)
+		die("event %u's group leader %u comes after it", e->index,
+		    e->leader);
+	check_string(e->name, sizeof(e->name), "an event name");
+	if (e->attr.record_type != hdr->attr.record_type ||
+	    e->attr.time_all != hdr->attr.time_all)
+		die("event %u ('%s') has record_type %#x and time_all %u, the header %#x and %u",
+		    e->index, e->name, e->attr.record_type, e->attr.time_all,
+		    hdr->attr.record_type, hdr->attr.time_all);
+	events[nr_events++] = (struct recorded_event) { e->name, &e->attr };
+}
+
 /*
  * The build-ids and the vDSO image pmc-record wrote after the kernel's
  * records, before the replay looks any file up. Malformed records end
  * the scan quietly: the replay says what is wrong with them.
  */
-static void read_tool_records(const unsigned char *data, __u64 len)
+static void read_tool_records(const struct pmc_data_header *hdr,
+			      const unsigned char *data, __u64 len)
 {
 	__u64 off = 0;
+
+	if (hdr->version == PMC_DATA_VERSION) {
+		events[nr_events++] = (struct recorded_event) {
+			hdr->event, &hdr->attr
+		};
+	}
 
 	while (len - off >= sizeof(struct pmc_event_header)) {
 		const unsigned char *rec = data + off;
@@ -846,6 +906,8 @@ static void read_tool_records(const unsigned char *data, __u64 len)
 			continue;
 		if (h.type == PMC_DATA_VDSO)
 			read_vdso(rec, h.size);
+		if (h.type == PMC_DATA_EVENT)
+			read_event(hdr, rec, h.size, off - h.size);
 		if (h.type != PMC_DATA_BUILD_ID || h.size <= sizeof(b))
 			continue;
 		memcpy(&b, rec, sizeof(b));
@@ -892,8 +954,25 @@ static bool record_time(const struct pmc_attr *attr,
 	return true;
 }
 
+/* The event a PMC_DATA_SOURCE record names, after checking it. */
+static size_t record_source(const unsigned char *rec, __u16 size,
+			    __u64 where)
+{
+	struct pmc_data_source src;
+
+	if (size != sizeof(src))
+		die("source record at offset %" PRIu64 " has %u bytes, not %zu",
+		    (uint64_t)where, size, sizeof(src));
+	memcpy(&src, rec, sizeof(src));
+	if (src.index >= nr_events)
+		die("source record at offset %" PRIu64 " names event %u of %zu",
+		    (uint64_t)where, src.index, nr_events);
+	return src.index;
+}
+
 struct when {
 	__u64 time, off;
+	size_t event;		/* whose ring the record came from */
 };
 
 static int cmp_when(const void *a, const void *b)
@@ -920,7 +999,7 @@ static struct when *replay_order(const struct pmc_data_header *hdr,
 {
 	__u64 base = hdr->header_size, off, last = 0;
 	struct when *order = NULL;
-	size_t cap = 0;
+	size_t cap = 0, event = 0;
 	bool sorted = true;
 
 	*nr = 0;
@@ -943,8 +1022,10 @@ static struct when *replay_order(const struct pmc_data_header *hdr,
 			sorted &= time >= last;
 			last = time;
 		}
+		if (h.type == PMC_DATA_SOURCE && !pmc_data_is_sample(&h))
+			event = record_source(data + off, h.size, where);
 		GROW(order, *nr, cap);
-		order[(*nr)++] = (struct when){ last, off };
+		order[(*nr)++] = (struct when){ last, off, event };
 		off += h.size;
 	}
 	if (!sorted)
@@ -952,19 +1033,23 @@ static struct when *replay_order(const struct pmc_data_header *hdr,
 	return order;
 }
 
-/* Replay every record in time order; any inconsistency is fatal. */
-static void replay(struct report *rep, const unsigned char *data,
+/*
+ * Replay every record in time order, each event's into its report of
+ * @reps; any inconsistency is fatal.
+ */
+static void replay(struct report *reps, const unsigned char *data,
 		   __u64 len)
 {
 	struct progress progress = { 0 };
-	__u32 record_type = rep->hdr->attr.record_type;
-	__u64 base = rep->hdr->header_size;
+	__u32 record_type = reps->hdr->attr.record_type;
+	__u64 base = reps->hdr->header_size;
 	struct when *order;
 	size_t i, nr;
 
 	show_progress(&progress, 0, len);	/* starts the clock */
-	order = replay_order(rep->hdr, data, len, &nr);
+	order = replay_order(reps->hdr, data, len, &nr);
 	for (i = 0; i < nr; i++) {
+		struct report *rep = &reps[order[i].event];
 		const unsigned char *rec = data + order[i].off;
 		__u64 where = base + order[i].off;
 		struct pmc_event_header h;
@@ -1004,7 +1089,9 @@ static void replay(struct report *rep, const unsigned char *data,
 			   h.type == PMC_EVENT_UNTHROTTLE) {
 			add_throttle(rep, rec, h.size, where);
 		} else if (h.type == PMC_DATA_BUILD_ID ||
-			   h.type == PMC_DATA_VDSO) {
+			   h.type == PMC_DATA_VDSO ||
+			   h.type == PMC_DATA_EVENT ||
+			   h.type == PMC_DATA_SOURCE) {
 			;		/* read before the replay */
 		} else {
 			rep->nr_unknown++;
@@ -1069,9 +1156,10 @@ static __u64 check_header(struct report *rep, const unsigned char *buf,
 		die("not a pmc-record data file (bad magic)");
 	if (size < sizeof(*hdr))
 		die("truncated header (%" PRIu64 " bytes)", (uint64_t)size);
-	if (hdr->version != PMC_DATA_VERSION)
-		die("unsupported file version %u (this pmc-report reads %u)",
-		    hdr->version, PMC_DATA_VERSION);
+	if (hdr->version != PMC_DATA_VERSION &&
+	    hdr->version != PMC_DATA_VERSION_EVENTS)
+		die("unsupported file version %u (this pmc-report reads %u and %u)",
+		    hdr->version, PMC_DATA_VERSION, PMC_DATA_VERSION_EVENTS);
 	if (hdr->header_size < sizeof(*hdr) || hdr->header_size % 8)
 		die("corrupt header: bad header size %u", hdr->header_size);
 	if (hdr->header_size > size)
@@ -1117,16 +1205,22 @@ static bool same_boot(const struct pmc_data_header *hdr)
 }
 
 /* pmc-record's own counts must agree with what the records say. */
-static void check_counts(const struct report *rep)
+static void check_counts(const struct report *reps)
 {
-	if (!rep->finished)
+	__u64 samples = 0, lost = 0;
+	size_t i;
+
+	if (!reps->finished)
 		return;
-	if (rep->hdr->nr_samples != rep->nr_samples + rep->nr_filtered ||
-	    rep->hdr->nr_lost != rep->nr_lost)
+	for (i = 0; i < nr_events; i++) {
+		samples += reps[i].nr_samples + reps[i].nr_filtered;
+		lost += reps[i].nr_lost;
+	}
+	if (reps->hdr->nr_samples != samples || reps->hdr->nr_lost != lost)
 		die("corrupt file: the header counts %" PRIu64 " samples and %" PRIu64 " lost, the records %" PRIu64 " and %" PRIu64,
-		    (uint64_t)rep->hdr->nr_samples, (uint64_t)rep->hdr->nr_lost,
-		    (uint64_t)(rep->nr_samples + rep->nr_filtered),
-		    (uint64_t)rep->nr_lost);
+		    (uint64_t)reps->hdr->nr_samples,
+		    (uint64_t)reps->hdr->nr_lost, (uint64_t)samples,
+		    (uint64_t)lost);
 }
 
 static double percent(__u64 part, __u64 whole)
@@ -1134,14 +1228,12 @@ static double percent(__u64 part, __u64 whole)
 	return whole ? 100.0 * part / whole : 0.0;
 }
 
-/* Whether the period counts nanoseconds, from the shared event table. */
-static bool period_is_time(const struct pmc_data_header *hdr)
+/* Whether the period counts nanoseconds: the clocks'. */
+static bool period_is_time(const struct pmc_attr *attr)
 {
-	enum pmc_unit unit;
-	__u64 config;
-
-	return !pmc_event_lookup(hdr->event, &config, &unit) &&
-	       config == hdr->attr.config && unit == PMC_UNIT_NSEC;
+	return attr->config == PMC_CONFIG(PMC_TYPE_SOFTWARE,
+					  PMC_SW_TASK_CLOCK) ||
+	       attr->config == PMC_CONFIG(PMC_TYPE_SOFTWARE, PMC_SW_CPU_CLOCK);
 }
 
 /* "pid 42", or "all CPUs" for pmc-record -a. */
@@ -1158,12 +1250,12 @@ static const char *target_name(const struct pmc_data_header *hdr)
 static void print_header(const struct report *rep)
 {
 	const struct pmc_data_header *hdr = rep->hdr;
-	const struct pmc_attr *attr = &hdr->attr;
+	const struct pmc_attr *attr = rep->event->attr;
 
 	printf("# pmc-report of %s\n", data_path);
-	printf("# event: %s, a sample every %" PRIu64, hdr->event,
+	printf("# event: %s, a sample every %" PRIu64, rep->event->name,
 	       (uint64_t)attr->irq_period);
-	if (period_is_time(hdr))
+	if (period_is_time(attr))
 		printf(" ns (%.0f Hz)", attr->irq_period ?
 		       1e9 / attr->irq_period : 0.0);
 	else
@@ -1489,7 +1581,8 @@ static void write_svg(const struct report *rep, const char *path)
 	snprintf(title, sizeof(title), "Flame graph of '%s' (%s)",
 		 hdr->cmdline, target_name(hdr));
 	snprintf(subtitle, sizeof(subtitle),
-		 "%s: %" PRIu64 " samples, %" PRIu64 " lost%s", hdr->event,
+		 "%s: %" PRIu64 " samples, %" PRIu64 " lost%s",
+		 rep->event->name,
 		 (uint64_t)rep->nr_samples, (uint64_t)rep->nr_lost,
 		 hdr->attr.record_type & PMC_RECORD_CALLCHAIN ? "" :
 			", no call chains");
@@ -1527,6 +1620,9 @@ static void usage(FILE *out)
 		"                   only the samples of these commands, processes,\n"
 		"                   threads, objects (comma lists; [kernel] or\n"
 		"                   [kernel.kallsyms] for the kernel)\n"
+		"  --event NAME     only the samples of event NAME, of several\n"
+		"                   recorded (--folded, --svg: the first event's\n"
+		"                   unless given)\n"
 		"  --symfs DIR      look the recorded files up under DIR\n"
 		"  --kallsyms FILE  the kernel's symbols: a copy of the recording\n"
 		"                   boot's /proc/kallsyms, or its kernel's System.map\n"
@@ -1602,8 +1698,47 @@ static enum graph_mode parse_graph_mode(const char *mode)
 	usage_error("-G takes caller or callee, not '%s'", mode);
 }
 
-enum { OPT_SYMFS = 256, OPT_FOLDED, OPT_SVG, OPT_SCRIPT, OPT_PERCENT,
+enum { OPT_SYMFS = 256, OPT_EVENT, OPT_FOLDED, OPT_SVG, OPT_SCRIPT, OPT_PERCENT,
 	OPT_KALLSYMS, OPT_VMLINUX, OPT_CHILDREN, OPT_FILTER };	/* + enum filter_kind */
+
+/*
+ * One report per recorded event, each a copy of @tmpl's options. Those
+ * --event leaves out only count their samples; the stacks of --folded
+ * and --svg (@one) are of one event: --event's, or the first.
+ */
+static struct report *report_events(const struct report *tmpl,
+				    const char *name, bool one)
+{
+	struct report *reps = calloc(nr_events, sizeof(*reps));
+	size_t i, sel = 0;
+
+	if (!reps)
+		die("out of memory");
+	if (name) {
+		for (sel = 0; sel < nr_events; sel++)
+			if (!strcmp(events[sel].name, name))
+				break;
+		if (sel == nr_events) {
+			struct strbuf sb = { 0 };
+
+			for (i = 0; i < nr_events; i++)
+				strbuf_addf(&sb, "%s'%s'", i ? ", " : "",
+					    events[i].name);
+			die("no event '%s' in %s: it has %s", name, data_path,
+			    sb.buf);
+		}
+	} else if (one && nr_events > 1) {
+		warn("%s has %zu events: showing '%s' (choose one with --event)",
+		     data_path, nr_events, events[0].name);
+	}
+	for (i = 0; i < nr_events; i++) {
+		reps[i] = *tmpl;
+		reps[i].event = &events[i];
+		reps[i].shown = (!name && !one) || i == sel;
+		reps[i].stacks = i == sel ? tmpl->stacks : NULL;
+	}
+	return reps;
+}
 
 static const struct option options[] = {
 	{ "help", no_argument, NULL, 'h' },
@@ -1616,6 +1751,7 @@ static const struct option options[] = {
 	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "svg", required_argument, NULL, OPT_SVG },
 	{ "script", no_argument, NULL, OPT_SCRIPT },
+	{ "event", required_argument, NULL, OPT_EVENT },
 	{ "rows", required_argument, NULL, 'n' },
 	{ "percent-limit", required_argument, NULL, OPT_PERCENT },
 	/* perf report's names, and the singular */
@@ -1639,8 +1775,11 @@ int main(int argc, char **argv)
 	};
 	struct sort_order order;
 	const char *svg = NULL, *kallsyms_path = NULL, *vmlinux_path = NULL;
+	const char *event_name = NULL;
+	struct report *reps;
 	bool folded = false;
 	unsigned char *buf;
+	size_t i, shown;
 	__u64 size, len;
 	int opt;
 
@@ -1677,6 +1816,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_SCRIPT:
 			rep.script = true;
+			break;
+		case OPT_EVENT:
+			event_name = optarg;
 			break;
 		case 'n':
 			rep.rows = parse_number(optarg, 0, 1e9, "row count");
@@ -1730,28 +1872,42 @@ int main(int argc, char **argv)
 	header_comm = intern(rep.hdr->comm[0] ? rep.hdr->comm : unknown_name);
 	all_cpus = rep.hdr->pid == PMC_DATA_ALL_CPUS;
 	kernel_symbols_init(same_boot(rep.hdr), kallsyms_path, vmlinux_path);
-	read_tool_records(buf + rep.hdr->header_size, len);
-	replay(&rep, buf + rep.hdr->header_size, len);
-	free(rep.open_throttles);	/* a throttle at the end has no gap */
-	check_counts(&rep);
+	read_tool_records(rep.hdr, buf + rep.hdr->header_size, len);
+	if (!nr_events)
+		die("a file of several events (version %u) without their event records",
+		    rep.hdr->version);
+	reps = report_events(&rep, event_name, folded || svg);
+	replay(reps, buf + rep.hdr->header_size, len);
+	for (i = 0; i < nr_events; i++)
+		free(reps[i].open_throttles);	/* one at the end has no gap */
+	check_counts(reps);
 	if (rep.script)
 		return 0;
 
-	if (rep.stacks)
-		call_tree_sort(rep.stacks, CALL_BY_NAME);
-	if (svg)
-		write_svg(&rep, svg);
-	if (folded) {
-		print_folded(&rep);
-		return 0;
+	for (i = 0; i < nr_events; i++) {
+		if (!reps[i].stacks)
+			continue;
+		call_tree_sort(reps[i].stacks, CALL_BY_NAME);
+		if (svg)
+			write_svg(&reps[i], svg);
+		if (folded) {
+			print_folded(&reps[i]);
+			return 0;
+		}
 	}
-	print_header(&rep);
-	if (!rep.nr_samples) {
-		printf("\n# no samples\n");
-		return 0;
+	for (i = 0, shown = 0; i < nr_events; i++) {
+		if (!reps[i].shown)
+			continue;
+		if (shown++)
+			putchar('\n');
+		print_header(&reps[i]);
+		if (!reps[i].nr_samples) {
+			printf("\n# no samples\n");
+			continue;
+		}
+		print_table(&reps[i]);
+		if (!reps[i].sorted)
+			print_threads(&reps[i]);
 	}
-	print_table(&rep);
-	if (!rep.sorted)
-		print_threads(&rep);
 	return 0;
 }

@@ -40,6 +40,13 @@
  *			whose 16-frame chains pass through 13 of 256 of
  *			them (N >= 256): a report's time must not grow
  *			with N
+ *	events		pmc-record -e task-clock -e '{instructions,cycles}'
+ *			(version 2): burn's 400 task-clock samples, and
+ *			from the other two rings, drained after it but
+ *			earlier in time, 50 instructions samples in
+ *			hot_loop with 7 lost, and 20 cycles samples in
+ *			warm_loop
+ *	badsource	the same with a source record naming event 5
  */
 #include <elf.h>
 #include <errno.h>
@@ -212,6 +219,55 @@ static void add_sample(__u32 record_type, __u32 tid, bool kernel, __u64 ip,
 		memcpy(p, chain, nr * 8);
 	}
 	nr_samples++;
+}
+
+static void add_event(__u32 index, __u32 leader, __u64 config,
+		      __u64 period, __u32 record_type, const char *name)
+{
+	struct pmc_data_event *e = add_record(sizeof(*e));
+
+	e->header.type = PMC_DATA_EVENT;
+	e->index = index;
+	e->leader = leader;
+	e->attr.config = config;
+	e->attr.irq_period = period;
+	e->attr.record_type = record_type;
+	e->attr.time_all = time_all;
+	strcpy(e->name, name);
+}
+
+static void add_source(__u32 index)
+{
+	struct pmc_data_source *src = add_record(sizeof(*src));
+
+	src->header.type = PMC_DATA_SOURCE;
+	src->index = index;
+}
+
+/* The other two events' rings of "events"; see main() for the first. */
+static void add_event_samples(__u32 record_type, __u32 bad_index)
+{
+	struct pmc_data_lost *lost;
+	int i;
+
+	add_source(1);
+	now = 500000;		/* between the first event's samples */
+	for (i = 0; i < 50; i++) {
+		__u64 chain[] = { hot, burn, main_ip };
+
+		add_sample(record_type, PID, false, hot, chain, 0, 3);
+	}
+	lost = add_record(sizeof(*lost));
+	lost->header.type = PMC_EVENT_LOST;
+	lost->id = 1;
+	lost->lost = 7;
+	add_source(bad_index);
+	now = 700000;
+	for (i = 0; i < 20; i++) {
+		__u64 chain[] = { warm, burn, main_ip };
+
+		add_sample(record_type, PID + 1, false, warm, chain, 0, 3);
+	}
 }
 
 /* 3:1, as pmc-burn runs: hot_loop in thread 100, warm_loop in 101. */
@@ -395,10 +451,11 @@ int main(int argc, char **argv)
 		.boot_id = "00000000-0000-0000-0000-000000000000",
 	};
 	const char *kind;
+	bool events;
 	FILE *out;
 
 	if (argc != 9)
-		fail("usage: mkdata burn|nochain|unfinished|mixed|overlap|fork|buildid:HEX|maps:N OUT BINARY PATH HOT WARM BURN MAIN");
+		fail("usage: mkdata burn|nochain|unfinished|mixed|overlap|fork|buildid:HEX|maps:N|events|badsource OUT BINARY PATH HOT WARM BURN MAIN");
 	kind = argv[1];
 	hot = address(argv[5]);
 	warm = address(argv[6]);
@@ -412,8 +469,23 @@ int main(int argc, char **argv)
 		hdr.attr.time_all = time_all = 1;
 		hdr.pid = PMC_DATA_ALL_CPUS;
 	}
+	events = !strcmp(kind, "events") || !strcmp(kind, "badsource");
+	if (events) {
+		hdr.version = PMC_DATA_VERSION_EVENTS;
+		hdr.attr.time_all = time_all = 1;
+		add_event(0, 0, hdr.attr.config, hdr.attr.irq_period,
+			  record_type, "task-clock");
+		add_event(1, 1, PMC_CONFIG(PMC_TYPE_HARDWARE,
+					   PMC_HW_INSTRUCTIONS),
+			  100000, record_type, "instructions");
+		add_event(2, 1, PMC_CONFIG(PMC_TYPE_HARDWARE,
+					   PMC_HW_CPU_CYCLES),
+			  100000, record_type, "cycles");
+	}
 	add_comm(PID, "pmc-burn");
 	add_mmap(argv[3], argv[4]);
+	if (events)
+		add_source(0);
 	if (!strcmp(kind, "mixed"))
 		add_mixed_samples(record_type);
 	else if (!strcmp(kind, "overlap"))
@@ -423,12 +495,16 @@ int main(int argc, char **argv)
 	else if (!strncmp(kind, "maps:", 5) && strtoul(kind + 5, NULL, 10))
 		add_many_maps(record_type, strtoul(kind + 5, NULL, 10));
 	else if (!strcmp(kind, "burn") || !strcmp(kind, "nochain") ||
-		 !strcmp(kind, "unfinished"))
+		 !strcmp(kind, "unfinished") || events)
 		add_burn_samples(record_type);
 	else if (!strncmp(kind, "buildid:", 8))
 		add_burn_build_id(record_type, argv[4], kind + 8);
 	else
-		fail("KIND must be burn, nochain, unfinished, mixed, overlap, fork, buildid:HEX or maps:N");
+		fail("KIND must be burn, nochain, unfinished, mixed, overlap, fork, buildid:HEX, maps:N, events or badsource");
+	if (events) {
+		add_event_samples(record_type, kind[0] == 'b' ? 5 : 2);
+		hdr.nr_lost = 7;
+	}
 
 	hdr.data_size = data_len;
 	hdr.nr_samples = nr_samples;

@@ -279,6 +279,52 @@ check "--script: kernel frames in [kernel.kallsyms], the second comm" \
 run --script -s comm "$tmp/burn.data" >/dev/null 2>&1
 check "--script with -s: usage error, exit status 2" test $? = 2
 
+# --- several events (pmc-record -e a -e '{b,c}') --------------------------
+
+for kind in events badsource; do
+	check "mkdata writes $kind.data" mkdata $kind $kind "$hot" "$warm"
+done
+run "$tmp/events.data" >"$tmp/out" 2>"$tmp/err"
+check "several events: exit status 0, no warnings" test $? = 0 -a ! -s "$tmp/err"
+# shellcheck disable=SC2016 # awk's own $n
+check "several events: a section each, in -e order, with its samples and lost" \
+	awk '/^# event: / { e = e $3 } /^# [0-9]+ samples( over|$)/ { n = n $2 " " }
+	     /^# [0-9]+ samples lost/ { l = l $2 " " }
+	     END { exit !(e == "task-clock,instructions,cycles," &&
+			  n == "400 50 20 " && l == "0 7 0 ") }' "$tmp/out"
+# shellcheck disable=SC2016
+check "several events: each section's own rows (instructions: hot_loop 100%)" \
+	awk '/^# event: / { ev = $3 } $NF == "hot_loop" { h[ev] = $1 }
+	     $NF == "warm_loop" { w[ev] = $1 }
+	     END { exit !(h["task-clock,"] == "75.00%" &&
+			  h["instructions,"] == "100.00%" &&
+			  !("instructions," in w) && w["cycles,"] == "100.00%") }' \
+	"$tmp/out"
+run --script "$tmp/events.data" >"$tmp/script" 2>"$tmp/err"
+script_samples "$tmp/script" >"$tmp/samples"
+# shellcheck disable=SC2016
+check "several events: --script names each sample's event, merged in time" \
+	awk '{ n[$5]++ } $4 < last { bad = 1 } { last = $4 }
+	     END { exit bad || NR != 470 || n["task-clock"] != 400 ||
+			n["instructions"] != 50 || n["cycles"] != 20 }' \
+	"$tmp/samples"
+run --event cycles --folded "$tmp/events.data" >"$tmp/out" 2>"$tmp/err"
+check "several events: --event cycles --folded: its 20 warm_loop stacks" \
+	test "$(cat "$tmp/out")" = "pmc-burn;main;burn;warm_loop 20" -a ! -s "$tmp/err"
+run --folded "$tmp/events.data" >"$tmp/out" 2>"$tmp/err"
+check "several events: --folded alone shows the first, and says so" \
+	sh -c "diff -q '$here/burn.folded' '$tmp/out' >/dev/null &&
+	       grep -q \"has 3 events: showing 'task-clock' (choose one with --event)\" '$tmp/err'"
+run --event nosuch "$tmp/events.data" >/dev/null 2>"$tmp/err"
+status=$?
+names="'task-clock', 'instructions', 'cycles'"
+check "several events: --event of another name: status 1, the names listed" \
+	test $status = 1 -a -n "$(grep "no event 'nosuch'.*$names" "$tmp/err")"
+run "$tmp/badsource.data" >/dev/null 2>"$tmp/err"
+status=$?
+check "several events: a source record naming no event is fatal" \
+	test $status = 1 -a -n "$(grep 'names event 5 of 3' "$tmp/err")"
+
 # --- filters -------------------------------------------------------------
 
 check "--sort pid,comm: a process's two commands" \
