@@ -236,7 +236,7 @@ static void *spin_fn(void *arg)
  */
 static int monotonic_while(struct __test_metadata *_metadata,
 			   const struct pmc_self *s, atomic_int *done,
-			   __u64 cpu_ns)
+			   __u64 cpu_ns, bool pause)
 {
 	struct pmc_count prev = { }, c, last;
 	__u64 start = thread_cputime_ns();
@@ -260,6 +260,8 @@ static int monotonic_while(struct __test_metadata *_metadata,
 			cpu = sched_getcpu();
 			moved++;
 		}
+		if (pause)
+			usleep(1);
 	} while (done ? !atomic_load(done) :
 			thread_cputime_ns() - start < cpu_ns);
 	last = read_count(_metadata, s->fd);
@@ -283,7 +285,7 @@ TEST(monotonic_across_migration)
 		SKIP(return, "needs two CPUs");
 	self_map(_metadata, &s, fd);
 	ASSERT_EQ(0, pthread_create(&t, NULL, mover_fn, &m));
-	moved = monotonic_while(_metadata, &s, &m.done, 0);
+	moved = monotonic_while(_metadata, &s, &m.done, 0, false);
 	pthread_join(t, NULL);
 	EXPECT_LE(2, moved) TH_LOG("seen on another CPU %d times", moved);
 	pmc_self_unmap(&s);
@@ -305,7 +307,7 @@ TEST(monotonic_across_preemption)
 	/* inherits the pin: the two share one CPU */
 	ASSERT_EQ(0, pthread_create(&t, NULL, spin_fn, &stop));
 	ASSERT_EQ(0, getrusage(RUSAGE_THREAD, &r0));
-	monotonic_while(_metadata, &s, NULL, 100 * NSEC_PER_MSEC);
+	monotonic_while(_metadata, &s, NULL, 100 * NSEC_PER_MSEC, false);
 	ASSERT_EQ(0, getrusage(RUSAGE_THREAD, &r1));
 	atomic_store(&stop, 1);
 	pthread_join(t, NULL);
@@ -339,7 +341,7 @@ TEST(monotonic_across_multiplexing)
 	excl = counter_open(_metadata, &attr, 0, -1, -1);
 	self_map(_metadata, &s, fd);
 	ASSERT_EQ(0, ioctl(fd, PMC_IOC_ENABLE, 0));
-	monotonic_while(_metadata, &s, NULL, 100 * NSEC_PER_MSEC);
+	monotonic_while(_metadata, &s, NULL, 100 * NSEC_PER_MSEC, false);
 	c = read_count(_metadata, fd);
 	EXPECT_LT(0, c.running);
 	EXPECT_LT(c.running, c.enabled) {
@@ -702,6 +704,12 @@ TEST(rdpmc_only_while_mapped)
  * The retry loop ends while the kernel rewrites the page all the time:
  * another thread's read()s and ENABLEs each rewrite it. The reader reads
  * until REWRITES rewrites are done, however long the host takes.
+ * Each rewrite of the running reader's counter is a call to the reader's
+ * CPU, which interrupts it mid-read. The reader sleeps a microsecond
+ * after each 100 reads: where the CPUs take turns on one host thread
+ * (QEMU -icount), a reader that only spins keeps its CPU's turn while
+ * the rewriter waits for the call to reach it (arm64 with QEMU on one
+ * host core: 11-20 s of guest time, against the harness's 30 s limit).
  */
 #define REWRITES	200
 
@@ -733,7 +741,7 @@ TEST(retry_ends_under_rewrites)
 
 	self_map(_metadata, &s, fd);
 	ASSERT_EQ(0, pthread_create(&t, NULL, rewriter_fn, &w));
-	monotonic_while(_metadata, &s, &w.done, 0);
+	monotonic_while(_metadata, &s, &w.done, 0, true);
 	pthread_join(t, NULL);
 	pmc_self_unmap(&s);
 	close(fd);
