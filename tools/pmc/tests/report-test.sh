@@ -320,6 +320,25 @@ status=$?
 names="'task-clock', 'instructions', 'cycles'"
 check "several events: --event of another name: status 1, the names listed" \
 	test $status = 1 -a -n "$(grep "no event 'nosuch'.*$names" "$tmp/err")"
+# Event 1's record says it is event 5: they must come in order.
+python3 - "$tmp/events.data" "$tmp/badevent.data" <<'PY'
+import struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+header_size = struct.unpack_from("<I", data, 12)[0]
+event_size = struct.unpack_from("<H", data, header_size + 6)[0]
+struct.pack_into("<I", data, header_size + event_size + 8, 5)
+open(sys.argv[2], "wb").write(data)
+PY
+run "$tmp/badevent.data" >/dev/null 2>"$tmp/err"
+status=$?
+check "several events: an event record out of order is fatal" \
+	test $status = 1 -a -n "$(grep 'is event 5, not 1' "$tmp/err")"
+# pmc-record refuses more events than a file describes, before opening any.
+many=$(printf 'task-clock,%.0s' $(seq 64))page-faults
+"$tools/pmc-record" -e "$many" -o "$tmp/x.data" -- true 2>"$tmp/err"
+status=$?
+check "pmc-record -e of 65 events: usage error (status 2), says the limit" \
+	test $status = 2 -a -n "$(grep '65 events: at most 64' "$tmp/err")"
 run "$tmp/badsource.data" >/dev/null 2>"$tmp/err"
 status=$?
 check "several events: a source record naming no event is fatal" \
