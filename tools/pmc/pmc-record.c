@@ -990,14 +990,16 @@ static int finish(struct recording *rec, struct pmc_child *child)
  * A clock's period as the kernel will use it: what it raises is said,
  * and the file records the period used, so the report's rate is true.
  * Where the timers run from the tick, a shorter period gets a sample
- * a tick and the rest lost: said too.
+ * a tick and the rest lost: said too. Said once, for all the clocks:
+ * -c and -F apply to every event.
  */
 static __u64 clock_period(__u64 period, __u64 freq)
 {
+	static bool said_min, said_tick;
 	struct timespec res;
 	__u64 tick;
 
-	if (period < CLOCK_MIN_PERIOD) {
+	if (period < CLOCK_MIN_PERIOD && !said_min) {
 		if (freq)
 			fprintf(stderr, "pmc-record: note: -F %llu: the clocks sample at most every %llu us, so at %llu Hz\n",
 				(unsigned long long)freq,
@@ -1006,11 +1008,14 @@ static __u64 clock_period(__u64 period, __u64 freq)
 		else
 			fprintf(stderr, "pmc-record: note: -c %llu: the clocks' shortest period is %llu ns\n",
 				(unsigned long long)period, CLOCK_MIN_PERIOD);
-		period = CLOCK_MIN_PERIOD;
+		said_min = true;
 	}
-	if (!clock_getres(CLOCK_MONOTONIC, &res)) {
+	if (period < CLOCK_MIN_PERIOD)
+		period = CLOCK_MIN_PERIOD;
+	if (!said_tick && !clock_getres(CLOCK_MONOTONIC, &res)) {
 		tick = res.tv_sec * NSEC_PER_SEC + res.tv_nsec;
-		if (tick > period)
+		said_tick = tick > period;
+		if (said_tick)
 			fprintf(stderr, "pmc-record: note: this kernel's timers run from the tick (%llu ns): one sample a tick, the other periods lost\n",
 				(unsigned long long)tick);
 	}
