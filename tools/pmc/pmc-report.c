@@ -1247,12 +1247,14 @@ static const char *target_name(const struct pmc_data_header *hdr)
 	return name;
 }
 
-static void print_header(const struct report *rep)
+/* Of several events' sections, the first says what file and command. */
+static void print_header(const struct report *rep, bool first)
 {
 	const struct pmc_data_header *hdr = rep->hdr;
 	const struct pmc_attr *attr = rep->event->attr;
 
-	printf("# pmc-report of %s\n", data_path);
+	if (first)
+		printf("# pmc-report of %s\n", data_path);
 	printf("# event: %s, a sample every %" PRIu64, rep->event->name,
 	       (uint64_t)attr->irq_period);
 	if (period_is_time(attr))
@@ -1267,7 +1269,9 @@ static void print_header(const struct report *rep)
 		printf(", call chains recorded%s",
 		       rep->graph ? "" : " (not shown)");
 	putchar('\n');
-	printf("# command: '%s' (%s)\n", hdr->cmdline, target_name(hdr));
+	if (first)
+		printf("# command: '%s' (%s)\n", hdr->cmdline,
+		       target_name(hdr));
 	printf("# %" PRIu64 " samples", (uint64_t)rep->nr_samples);
 	if ((attr->record_type & PMC_RECORD_TIME) && rep->nr_samples > 1)
 		printf(" over %.3f s",
@@ -1900,7 +1904,7 @@ int main(int argc, char **argv)
 			continue;
 		if (shown++)
 			putchar('\n');
-		print_header(&reps[i]);
+		print_header(&reps[i], shown == 1);
 		if (!reps[i].nr_samples) {
 			printf("\n# no samples\n");
 			continue;

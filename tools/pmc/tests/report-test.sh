@@ -292,6 +292,10 @@ check "several events: a section each, in -e order, with its samples and lost" \
 	     /^# [0-9]+ samples lost/ { l = l $2 " " }
 	     END { exit !(e == "task-clock,instructions,cycles," &&
 			  n == "400 50 20 " && l == "0 7 0 ") }' "$tmp/out"
+check "several events: the file and command said once, above the first section" \
+	test "$(awk '/^# (pmc-report of|command:|event:) / { printf "%s %s|", $2, $3 }' \
+		"$tmp/out")" = \
+	     "pmc-report of|event: task-clock,|command: 'pmc-burn'|event: instructions,|event: cycles,|"
 # shellcheck disable=SC2016
 check "several events: each section's own rows (instructions: hot_loop 100%)" \
 	awk '/^# event: / { ev = $3 } $NF == "hot_loop" { h[ev] = $1 }
