@@ -758,9 +758,10 @@ static void reports_free(struct child_report *r, size_t nr)
  *	by as much.
  *
  * Two references, because a task's count ends at the fold in do_exit(),
- * after its last report: the host may stall a vCPU there for any time,
- * which the count and @whole include and @reported does not (CI once
- * counted 50 ms more than 8 threads and their joiner reported).
+ * after its last report, and the exit path before it may take any time
+ * (waiting on the other vCPU, say): the count and @whole include it,
+ * @reported does not (CI once counted 50 ms more than 8 threads and
+ * their joiner reported).
  * task-clock runs from the scheduler's switch-in hook to its switch-out
  * hook, while the scheduler's runtime accounting starts and stops a
  * little elsewhere in the switch: ~100 us a switch on a debug kernel
