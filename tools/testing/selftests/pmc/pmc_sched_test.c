@@ -755,7 +755,11 @@ static void reports_free(struct child_report *r, size_t nr)
  *	10%, BASE_SLACK_NS and @nr_switches context switches.
  * @whole: their whole CPU time over a span that holds the counter's,
  *	exit paths included (family_cputime_ns()): the count may exceed it
- *	by as much.
+ *	by the slack and 2%, for a kernel whose runtime accounting leaves
+ *	out interrupt time (IRQ_TIME_ACCOUNTING), as task-clock does not.
+ *	@whole also holds what runs after the fold (a process's exit_mm():
+ *	2-23 ms a child on the debug kernel), so that 10% would let a
+ *	child's count be added twice.
  *
  * Two references, because a task's count ends at the fold in do_exit(),
  * after its last report, and the exit path before it may take any time
@@ -776,7 +780,7 @@ static void expect_covers(struct __test_metadata *_metadata, const char *what,
 	__u64 slack = BASE_SLACK_NS + nr_switches * SWITCH_SLACK_NS;
 
 	EXPECT_TRUE(got + reported / 10 + slack >= reported &&
-		    got <= whole + whole / 10 + slack) {
+		    got <= whole + whole / 50 + slack) {
 		TH_LOG("%s: counted %llu ns, the tasks reported %llu ns and used %llu ns, %llu switches",
 		       what, (unsigned long long)got,
 		       (unsigned long long)reported,
@@ -982,10 +986,10 @@ TEST_F(sched, inherit_deep_tree)
 		tree += r[i].cpu_ns;
 		switches += r[i].switches;
 	}
-	TH_LOG("counted %llu ns; parent %llu, %d levels %llu ns, %llu switches",
+	TH_LOG("counted %llu ns; parent %llu, %d levels %llu ns, all %llu ns, %llu switches",
 	       (unsigned long long)counted, (unsigned long long)parent,
 	       CHAIN_DEPTH, (unsigned long long)tree,
-	       (unsigned long long)switches);
+	       (unsigned long long)whole, (unsigned long long)switches);
 	expect_covers(_metadata, "chain", counted, parent + tree, whole,
 		      switches);
 	close(fd);
@@ -1039,11 +1043,12 @@ TEST_F(sched, inherit_group)
 	d_clock = g1.values[0] - g0.values[0];
 	d_switches = g1.values[1] - g0.values[1];
 	d_own = g1.values[2] - g0.values[2];
-	TH_LOG("task-clock +%llu, own +%llu, enabled +%llu, running +%llu ns, switches +%llu; children %llu ns",
+	TH_LOG("task-clock +%llu, own +%llu, enabled +%llu, running +%llu ns, switches +%llu; children %llu ns, all %llu ns",
 	       (unsigned long long)d_clock, (unsigned long long)d_own,
 	       (unsigned long long)(g1.enabled - g0.enabled),
 	       (unsigned long long)(g1.running - g0.running),
-	       (unsigned long long)d_switches, (unsigned long long)children);
+	       (unsigned long long)d_switches, (unsigned long long)children,
+	       (unsigned long long)whole);
 
 	expect_covers(_metadata, "task-clock", d_clock, parent + children,
 		      whole, d_switches);
@@ -1135,10 +1140,10 @@ TEST_F_TIMEOUT(sched, inherit_2000_children, 90)
 	TH_LOG("%d children one at a time, %d %d at a time%s", serial,
 	       batched, SCALE_BATCH,
 	       nr < 2 * SCALE_CHILDREN ? " (the time budget ran out)" : "");
-	TH_LOG("task-clock %llu ns: parent %llu, children %llu ns; %llu switches, %d children slept",
+	TH_LOG("task-clock %llu ns: parent %llu, children %llu ns, all %llu ns; %llu switches, %d children slept",
 	       (unsigned long long)g.values[0], (unsigned long long)parent,
-	       (unsigned long long)children, (unsigned long long)g.values[1],
-	       blocked);
+	       (unsigned long long)children, (unsigned long long)whole,
+	       (unsigned long long)g.values[1], blocked);
 	expect_covers(_metadata, "task-clock", g.values[0], parent + children,
 		      whole, g.values[1]);
 	EXPECT_LE(blocked, g.values[1]);
@@ -1187,10 +1192,10 @@ TEST_F(sched, prctl_in_child)
 	counted = counter_value(_metadata, fd);
 	parent = thread_cputime_ns() - start;
 	whole = family_cputime_ns() - whole;
-	TH_LOG("counted %llu ns; parent %llu, child %llu ns of which %llu disabled",
+	TH_LOG("counted %llu ns; parent %llu, child %llu ns of which %llu disabled; all %llu ns",
 	       (unsigned long long)counted, (unsigned long long)parent,
 	       (unsigned long long)r->cpu_ns,
-	       (unsigned long long)r->uncounted_ns);
+	       (unsigned long long)r->uncounted_ns, (unsigned long long)whole);
 	EXPECT_LE(DISABLED_BURN_NS, r->uncounted_ns);
 	expect_covers(_metadata, "child with a disabled stretch", counted,
 		      parent + r->cpu_ns - r->uncounted_ns,
