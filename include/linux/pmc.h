@@ -158,9 +158,13 @@ struct pmc_counter {
 	unsigned long throttle_tick;	/* jiffies when throttled */
 	/* Throttles logged, its exited copies' folded in: for fdinfo. */
 	atomic64_t throttles;
-	/* Its own rate: only its own CPU's overflow path, any context. */
-	unsigned long sample_tick;	/* jiffies sample_count is for */
+	/*
+	 * Its own rate and time: only its own CPU's overflow path, any
+	 * context, with IRQs off or in NMI.
+	 */
+	unsigned long sample_tick;	/* jiffies these are for */
 	unsigned int sample_count;	/* overflows in that tick */
+	u64 tick_ns;			/* their time, and their wakeups' */
 
 	/*
 	 * Sampling (ring_buffer.c, sample.c). rb is set and cleared under
@@ -220,8 +224,14 @@ struct pmc_counter {
 		struct {			/* software clocks */
 			u64 clock_start;
 			bool sw_idle;		/* exclude_idle: paused */
+			bool sw_parked;		/* throttled, timer off */
+			/* its CPU's sampling clocks, while active */
+			struct list_head sw_clock_entry;
 		};
-		struct hlist_node sw_node;	/* software events */
+		struct {			/* software events */
+			struct hlist_node sw_node;
+			u64 sw_walk;		/* the last walk that saw it */
+		};
 		struct {			/* hardware counters */
 			int idx;		/* counter, or -1 */
 			u64 sel;		/* event select, without EN */

@@ -26,8 +26,11 @@
  *  - The hardware side of a counter (pmu->add/del/read) is touched only
  *    on the CPU where its context is active, with ctx lock held; a
  *    change from another CPU goes there through pmc_ctx_call().
- *  - The software-event lists (software.c) are per CPU and RCU-walked
- *    from any context; counters are freed after a grace period.
+ *  - The software-event lists (software.c) are per CPU, changed with
+ *    IRQs off and ctx->lock held, and walked on their CPU under RCU
+ *    with preemption off, IRQs on or off as the event came; counters
+ *    are freed after a grace period. The per-CPU clock list and the
+ *    tick budget (throttle.c) are touched on their CPU with IRQs off.
  */
 #ifndef _KERNEL_EVENTS_LITE_INTERNAL_H
 #define _KERNEL_EVENTS_LITE_INTERNAL_H
@@ -190,7 +193,18 @@ void pmc_exit_event(struct task_struct *task);
 /* throttle.c */
 extern int sysctl_pmc_max_sample_rate;
 extern int sysctl_pmc_cpu_time_max_percent;
+struct pmc_owner_slot {
+	kuid_t uid;
+	u64 val;
+};
+
+struct pmc_owner_slot *pmc_owner_slot(struct pmc_owner_slot *slots,
+				      unsigned int *nr, unsigned int max,
+				      kuid_t uid, u64 init);
 bool pmc_throttle_sample(struct pmc_counter *counter);
+void pmc_throttle(struct pmc_counter *counter, unsigned long tick);
+bool pmc_owner_over_time(struct pmc_counter *counter, unsigned long now);
+void pmc_owner_took(kuid_t owner, u64 ns);
 void pmc_wakeup_took(struct pmc_counter *counter, u64 ns);
 
 /* software.c */

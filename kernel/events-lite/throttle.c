@@ -15,29 +15,42 @@
  *
  * A rate alone does not bound the time: on a slow CPU, or a kernel with
  * heavy debugging, many counters at that rate take longer than the
- * tick, and their interrupts then leave the CPU nothing else. So the
- * time each overflow interrupt takes (pmc_overflow_took(): the NMI or
- * the clock's timer callback) and each wakeup a sample queues
- * (pmc_wakeup_took(): wake_up_all() and SIGIO in an irq_work) is added
- * up per CPU per tick, and once it passes
- * kernel.pmc_cpu_time_max_percent of the tick (25 by default; 0 or 100
- * turn the bound off) the counters that overflow in an interrupt are
+ * tick, and their overflows then leave the CPU nothing else. So the
+ * time each overflow takes (pmc_overflow_took(): the NMI, the clock's
+ * timer callback, or a software event's sample in process context)
+ * and each wakeup a sample queues (pmc_wakeup_took(): wake_up_all()
+ * and SIGIO in an irq_work) is added up per CPU per tick, and once it
+ * passes kernel.pmc_cpu_time_max_percent of the tick (25 by default;
+ * 0 or 100 turn the bound off) the counters that overflow are
  * throttled for the rest of the tick. Only the counters whose owner
  * (the user who opened them) used at least an equal share of that time
  * among the owners seen in the tick are throttled: the one who spends
  * the CPU is stopped, and another user's 1 kHz sampler goes on. The
  * bound adapts by measuring, as perf's does: cheap overflows get many
- * samples a tick, costly ones (deep call chains, SIGIO) few. Software
- * events that sample in the task that caused them (page faults) are
- * not bounded in time: their cost slows that task and nothing else's.
+ * samples a tick, costly ones (deep call chains, SIGIO) few. Samples
+ * in process context (a page fault's) count in their owner's share, so
+ * that a user's interrupts stop sooner for them, but are not stopped
+ * by it themselves: the scheduler charges their time to the task that
+ * faulted, and software.c caps how many one event may write while
+ * preemption is off. A lone page-fault sampler at a period of 1 would
+ * otherwise be throttled wherever a sample costs a third of a fault.
  *
  * The per-tick sums are per CPU, kept by the overflow paths of that CPU
- * in hardirq and NMI. An NMI that interrupts an update can make a sum
- * miss, or charge to the wrong owner, one overflow's time. Each owner
- * stops at its share of the total so far, so the bound is exceeded by
- * at most an overflow per counter and the owners' staggered shares (a
- * tick of n owners at most about 1 + 1/2 + ... + 1/n limits). More
- * owners in a tick than PMC_BUDGET_OWNERS share the last share.
+ * with IRQs off. An NMI that interrupts an update can make a sum miss,
+ * or charge to the wrong owner, one overflow's time. Each owner stops
+ * at its share of the total so far, so the bound is exceeded by at most
+ * an overflow per counter and the owners' staggered shares (a tick of n
+ * owners at most about 1 + 1/2 + ... + 1/n limits); software clocks
+ * stop all of an owner's clocks of the CPU at once (software.c).
+ *
+ * The table has PMC_BUDGET_OWNERS slots, filled in the order owners
+ * first overflow in the tick. One user can act under many uids (a
+ * user namespace with subordinate ids), so a full table must not let
+ * one owner's spending count against another: an owner that finds no
+ * slot of its own is judged by each counter's own time in the tick
+ * against the same share. A sampler of a user who comes late in a
+ * tick full of others is then stopped only for what it spent itself,
+ * and a user with more uids than slots is still bounded per counter.
  */
 #define pr_fmt(fmt) "events-lite: " fmt
 
@@ -53,48 +66,67 @@
 int sysctl_pmc_max_sample_rate __read_mostly = 100000;
 int sysctl_pmc_cpu_time_max_percent __read_mostly = 25;
 
-#define PMC_BUDGET_OWNERS	4
+#define PMC_BUDGET_OWNERS	8
 
 struct pmc_budget {
 	unsigned long tick;	/* jiffies the sums are for */
-	u64 ns;			/* overflow interrupts and wakeups in it */
-	unsigned int nr_owners;
-	struct {
-		kuid_t uid;
-		u64 ns;		/* this owner's part of ns */
-	} owners[PMC_BUDGET_OWNERS];
+	u64 ns;			/* overflows and wakeups in it */
+	unsigned int nr_owners;	/* slots used, + 1 if an owner had none */
+	struct pmc_owner_slot owners[PMC_BUDGET_OWNERS];	/* their ns */
 };
 
 static DEFINE_PER_CPU(struct pmc_budget, pmc_budget);
+
+/**
+ * pmc_owner_slot() - @uid's slot in a table of per-owner values
+ * @slots: the table, @max slots
+ * @nr: slots in use, and one more once an owner found none
+ * @uid: the owner
+ * @init: a new owner's value
+ *
+ * Return: @uid's slot, added if new, or NULL if the table is full.
+ */
+struct pmc_owner_slot *pmc_owner_slot(struct pmc_owner_slot *slots,
+				      unsigned int *nr, unsigned int max,
+				      kuid_t uid, u64 init)
+{
+	unsigned int i, used = min(*nr, max);
+
+	for (i = 0; i < used; i++)
+		if (uid_eq(slots[i].uid, uid))
+			return &slots[i];
+	if (used == max) {
+		*nr = max + 1;
+		return NULL;
+	}
+	*nr = used + 1;
+	slots[used].uid = uid;
+	slots[used].val = init;
+	return &slots[used];
+}
 
 /* The budget of this tick, started afresh at the first use in it. */
 static struct pmc_budget *pmc_budget_now(unsigned long now)
 {
 	struct pmc_budget *budget = this_cpu_ptr(&pmc_budget);
 
-	if (READ_ONCE(budget->tick) != now) {
+	if (budget->tick != now) {
 		budget->ns = 0;
 		budget->nr_owners = 0;
-		WRITE_ONCE(budget->tick, now);
+		budget->tick = now;
 	}
 	return budget;
 }
 
-/* @uid's share of @budget, added to it if new. */
-static u64 *pmc_owner_ns(struct pmc_budget *budget, kuid_t uid)
+/* @counter's own time in tick @now. */
+static u64 *pmc_counter_tick_ns(struct pmc_counter *counter, unsigned long now)
 {
-	unsigned int i, nr = min(READ_ONCE(budget->nr_owners),
-				 PMC_BUDGET_OWNERS);
-
-	for (i = 0; i < nr; i++)
-		if (uid_eq(budget->owners[i].uid, uid))
-			return &budget->owners[i].ns;
-	if (nr == PMC_BUDGET_OWNERS)
-		return &budget->owners[nr - 1].ns;
-	budget->owners[nr].uid = uid;
-	budget->owners[nr].ns = 0;
-	WRITE_ONCE(budget->nr_owners, nr + 1);
-	return &budget->owners[nr].ns;
+	if (counter->sample_tick != now) {
+		counter->sample_tick = now;
+		counter->sample_count = 0;
+		counter->tick_ns = 0;
+	}
+	return &counter->tick_ns;
 }
 
 /* The time a tick may spend in overflows, or 0 if unbounded. */
@@ -107,12 +139,24 @@ static u64 pmc_budget_limit(void)
 	return (u64)TICK_NSEC * pct / 100;
 }
 
-static void pmc_charge(struct pmc_counter *counter, u64 ns)
+/* Add @ns to this CPU's tick, to @owner's share, and to @counter if any. */
+static void pmc_charge(kuid_t owner, struct pmc_counter *counter, u64 ns)
 {
-	struct pmc_budget *budget = pmc_budget_now(jiffies);
+	unsigned long now = jiffies, flags;
+	struct pmc_owner_slot *slot;
+	struct pmc_budget *budget;
 
+	/* Process context too: a hardirq's overflow must not interleave. */
+	local_irq_save(flags);
+	budget = pmc_budget_now(now);
 	budget->ns += ns;
-	*pmc_owner_ns(budget, pmc_counter_owner(counter)) += ns;
+	slot = pmc_owner_slot(budget->owners, &budget->nr_owners,
+			      PMC_BUDGET_OWNERS, owner, 0);
+	if (slot)
+		slot->val += ns;
+	if (counter)
+		*pmc_counter_tick_ns(counter, now) += ns;
+	local_irq_restore(flags);
 }
 
 /**
@@ -121,11 +165,25 @@ static void pmc_charge(struct pmc_counter *counter, u64 ns)
  * @ns: from the start of the interrupt (or of the counter's part of
  *	it) to the end of its sample
  *
- * Called by the backends on the overflowing CPU, in hardirq or NMI.
+ * Called on the overflowing CPU: by the backends in hardirq or NMI, and
+ * by software events in the context they happened in.
  */
 void pmc_overflow_took(struct pmc_counter *counter, u64 ns)
 {
-	pmc_charge(counter, ns);
+	pmc_charge(pmc_counter_owner(counter), counter, ns);
+}
+
+/**
+ * pmc_owner_took() - account overflow work of @owner's not in a callback
+ * @owner: whose counters caused it
+ * @ns: how long it took
+ *
+ * Software clocks' timer overhead (software.c), on the CPU it ran on,
+ * in hardirq.
+ */
+void pmc_owner_took(kuid_t owner, u64 ns)
+{
+	pmc_charge(owner, NULL, ns);
 }
 
 /**
@@ -138,34 +196,48 @@ void pmc_overflow_took(struct pmc_counter *counter, u64 ns)
  */
 void pmc_wakeup_took(struct pmc_counter *counter, u64 ns)
 {
-	unsigned long flags;
-
-	/* On PREEMPT_RT, the overflow paths of this CPU must not nest. */
-	local_irq_save(flags);
-	pmc_charge(counter, ns);
-	local_irq_restore(flags);
+	pmc_charge(pmc_counter_owner(counter), counter, ns);
 }
 
-/*
- * Has @counter's owner used its share of a tick over the time bound?
- * Only overflows that interrupt are bounded (see the top).
+/**
+ * pmc_owner_over_time() - has @counter's owner used its share of the tick?
+ * @counter: a counter of this CPU
+ * @now: jiffies
+ *
+ * Its share of the time bound, once the CPU's overflows passed it. An
+ * owner without a slot is judged by @counter's own time (see the top).
  */
+bool pmc_owner_over_time(struct pmc_counter *counter, unsigned long now)
+{
+	u64 limit = pmc_budget_limit(), spent;
+	struct pmc_owner_slot *slot;
+	struct pmc_budget *budget;
+	unsigned long flags;
+	bool over = false;
+
+	if (!limit)
+		return false;
+	local_irq_save(flags);
+	budget = pmc_budget_now(now);
+	if (budget->ns >= limit) {
+		slot = pmc_owner_slot(budget->owners, &budget->nr_owners,
+				      PMC_BUDGET_OWNERS,
+				      pmc_counter_owner(counter), 0);
+		spent = slot ? slot->val : *pmc_counter_tick_ns(counter, now);
+		over = spent >= div_u64(limit, budget->nr_owners);
+	}
+	local_irq_restore(flags);
+	return over;
+}
+
+/* Only overflows that interrupt are stopped by the time bound (see top). */
 static bool pmc_over_time(struct pmc_counter *counter, unsigned long now)
 {
-	u64 limit = pmc_budget_limit();
-	struct pmc_budget *budget;
-	unsigned int nr;
-
-	if (!limit || (!in_nmi() && !in_hardirq()))
-		return false;
-	budget = pmc_budget_now(now);
-	if (budget->ns < limit)
-		return false;
-	nr = max(READ_ONCE(budget->nr_owners), 1U);
-	if (*pmc_owner_ns(budget, pmc_counter_owner(counter)) < div_u64(limit, nr))
+	if ((!in_nmi() && !in_hardirq()) ||
+	    !pmc_owner_over_time(counter, now))
 		return false;
 	pr_info_ratelimited("CPU %d: overflows took %llu ns of a tick (kernel.pmc_cpu_time_max_percent=%u): throttling uid %u\n",
-			    smp_processor_id(), budget->ns,
+			    smp_processor_id(), this_cpu_read(pmc_budget.ns),
 			    READ_ONCE(sysctl_pmc_cpu_time_max_percent),
 			    from_kuid(&init_user_ns, pmc_counter_owner(counter)));
 	return true;
@@ -187,7 +259,15 @@ static void pmc_log_throttle(struct pmc_counter *counter, u32 type)
 	pmc_rb_write(counter, &part, 1, false);
 }
 
-static void pmc_throttle(struct pmc_counter *counter, unsigned long tick)
+/**
+ * pmc_throttle() - stop @counter's samples until a later tick
+ * @counter: the counter
+ * @tick: jiffies now
+ *
+ * On @counter's CPU, from its overflow path (any context, NMI included)
+ * or from another of that CPU's overflows with IRQs off.
+ */
+void pmc_throttle(struct pmc_counter *counter, unsigned long tick)
 {
 	if (cmpxchg(&counter->throttled, 0, 1))
 		return;
@@ -228,10 +308,7 @@ bool pmc_throttle_sample(struct pmc_counter *counter)
 			return false;
 		pmc_unthrottle(counter);
 	}
-	if (counter->sample_tick != now) {
-		counter->sample_tick = now;
-		counter->sample_count = 0;
-	}
+	pmc_counter_tick_ns(counter, now);	/* a new tick: new counts */
 	/* At least one sample a tick: a rate under HZ still samples. */
 	if (++counter->sample_count <= max(rate / HZ, 1U) &&
 	    !pmc_over_time(counter, now))

@@ -25,6 +25,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <linux/perf_event.h>
 
 #include "../kselftest_harness.h"
 #include "pmc_harness.h"
@@ -1512,16 +1513,44 @@ TEST_F(hostile, side_records_only_when_counting)
 }
 
 /*
- * One user's overflow storm does not throttle another user's sampler:
+ * One user's page-fault storm costs another user's sampler nothing:
  * root's 1 kHz cpu-clock on CPU 0 keeps at least 95% of its samples
- * while uid 65534 runs a storm on that CPU of 256 page-fault counters
- * at a period of 1. Throttling counts each counter's own rate; a CPU's
- * budget shared by all let the storm spend it first in every tick.
+ * while uid 65534 faults on that CPU under 1024 page-fault samplers at a
+ * period of 1, each fault a sample with a call chain from every one of
+ * them, at the default sysctls. Throttling counts each counter's own
+ * rate, so the storm is stopped by the time bound, whose share it
+ * spends, and samples with interrupts on, so root's timer is not late.
  */
-#define STORM_PERIOD	NSEC_PER_MSEC		/* root's sampler */
-#define STORM_NS	(1000 * NSEC_PER_MSEC)
-#define STORM_COUNTERS	256
-#define STORM_PAGES	64
+#define STORM_PERIOD		NSEC_PER_MSEC		/* root's sampler */
+#define STORM_NS		(1000 * NSEC_PER_MSEC)
+#define STORM_COUNTERS		1024
+#define STORM_PAGES		16
+
+/* As many files as the hard limit allows, as a hostile user would. */
+static void raise_file_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl)) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* Touch fresh pages, STORM_PAGES faults at a time, until @ns have passed. */
+static void fault_for(__u64 ns)
+{
+	__u64 start = monotonic_ns();
+	char *pages;
+
+	while (monotonic_ns() - start < ns) {
+		pages = map_fresh_pages(STORM_PAGES);
+		if (!pages)
+			return;
+		touch_pages(pages, STORM_PAGES);
+		munmap(pages, STORM_PAGES * page_size());
+	}
+}
 
 /* As nobody on CPU 0: the storm; its overflows are written to @arg. */
 static int page_fault_storm(void *arg)
@@ -1530,24 +1559,18 @@ static int page_fault_storm(void *arg)
 	long long overflows = 0, n;
 	struct pmc_attr attr;
 	unsigned int i;
-	__u64 start;
-	char *pages;
 
 	CHILD_CHECK(pin_to_cpu(0) == 0, "pin: %s", strerror(errno));
 	CHILD_CHECK(drop_privileges() == 0, "%s", strerror(errno));
+	raise_file_limit();
 	pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, 0);
 	attr.irq_period = 1;
+	attr.record_type = PMC_RECORD_IP | PMC_RECORD_CALLCHAIN;
 	for (i = 0; i < STORM_COUNTERS; i++) {
 		fds[i] = pmc_open(&attr, 0, -1, -1, 0);
 		CHILD_CHECK(fds[i] >= 0, "counter %u: %s", i, strerror(errno));
 	}
-	start = monotonic_ns();
-	while (monotonic_ns() - start < STORM_NS) {
-		pages = map_fresh_pages(STORM_PAGES);
-		CHILD_CHECK(pages, "mmap: %s", strerror(errno));
-		touch_pages(pages, STORM_PAGES);
-		munmap(pages, STORM_PAGES * page_size());
-	}
+	fault_for(STORM_NS);
 	for (i = 0; i < STORM_COUNTERS; i++) {
 		n = fdinfo_number(fds[i], "pmc-overflows");
 		CHILD_CHECK(n >= 0, "no pmc-overflows in fdinfo");
@@ -1559,7 +1582,7 @@ static int page_fault_storm(void *arg)
 	return 0;
 }
 
-TEST_F_TIMEOUT(hostile, page_fault_storm_spares_root, 60)
+TEST_F_TIMEOUT(hostile, page_fault_storm_spares_root, 120)
 {
 	struct ring_tally t = { };
 	struct pmc_reading rd;
@@ -1599,6 +1622,149 @@ TEST_F_TIMEOUT(hostile, page_fault_storm_spares_root, 60)
 	ASSERT_LT(10 * periods, (__u64)storm);
 	EXPECT_EQ(0, t.throttles);
 	EXPECT_LE(periods * 95 / 100, t.samples);
+}
+
+/*
+ * Software events sample with interrupts on: uid 65534's page-fault
+ * samplers, as many as its file limit allows, at a period of 1 and with
+ * call chains, do not keep CPU 0's interrupts off. A 1 kHz cpu-clock
+ * sampler of CPU 0 (an hrtimer: it samples in hardirq) shows the
+ * longest stretch in which CPU 0 took no interrupt: while the task
+ * faults under its samplers, at most twice the stretch while it faults
+ * under none, plus 10 ms. perf's figure for as many page-fault samplers,
+ * in the same guest, is logged beside it.
+ */
+#define IRQ_STORM_MAX		4096
+#define IRQ_PHASE_NS		(500 * NSEC_PER_MSEC)
+#define IRQ_GAP_SLACK_NS	(10 * NSEC_PER_MSEC)
+
+struct irq_gaps {
+	__u64 none, pmc, perf;	/* longest stretches without a sample */
+	unsigned int counters;
+	int perf_err;		/* perf_event_open()'s errno, 0 if it opened */
+};
+
+/*
+ * Fault for IRQ_PHASE_NS with sampler @fd on, its ring @r read from
+ * *@pos: the longest stretch of the phase without one of its samples.
+ */
+static __u64 fault_phase_gap(int fd, struct pmc_ring *r, __u64 *pos)
+{
+	__u64 start, end, t, prev, head, longest = 0;
+	char err[160];
+
+	if (ioctl(fd, PMC_IOC_ENABLE, 0))
+		return 0;
+	start = monotonic_ns();
+	fault_for(IRQ_PHASE_NS);
+	end = monotonic_ns();
+	ioctl(fd, PMC_IOC_DISABLE, 0);
+	head = ring_head(r);
+	prev = start;
+	while (ring_next(r, pos, head, err, sizeof(err)) > 0) {
+		if (!is_sample())
+			continue;
+		memcpy(&t, rec.b + sizeof(rec.h), sizeof(t));	/* TIME */
+		if (t > prev && t - prev > longest)
+			longest = t - prev;
+		prev = t > prev ? t : prev;
+	}
+	if (end > prev && end - prev > longest)
+		longest = end - prev;
+	return longest;
+}
+
+static int perf_fault_sampler(void)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_PAGE_FAULTS,
+		.sample_period = 1,
+		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN,
+		.exclude_kernel = 1,
+	};
+
+	return syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+}
+
+/* As root on CPU 0: the three phases; the gaps to the pipe @arg. */
+static int fault_irq_phases(void *arg)
+{
+	static int fds[IRQ_STORM_MAX];
+	struct irq_gaps gaps = { };
+	int report = *(int *)arg, fd;
+	struct pmc_attr attr;
+	struct pmc_ring r;
+	unsigned int i;
+	__u64 pos = 0;
+
+	CHILD_CHECK(pin_to_cpu(0) == 0, "pin: %s", strerror(errno));
+	raise_file_limit();
+	pmc_sw_attr(&attr, PMC_SW_CPU_CLOCK, 0);
+	attr.irq_period = NSEC_PER_MSEC;
+	attr.record_type = PMC_RECORD_TIME;
+	attr.disabled = 1;
+	fd = pmc_open(&attr, -1, 0, -1, 0);
+	CHILD_CHECK(fd >= 0, "CPU 0's sampler: %s", strerror(errno));
+	CHILD_CHECK(!pmc_ring_map(&r, fd, 64, false), "mmap: %s",
+		    strerror(errno));
+
+	/* perf first, while root: perf_event_paranoid may refuse nobody */
+	for (i = 0; i < IRQ_STORM_MAX - 16; i++) {
+		fds[i] = perf_fault_sampler();
+		if (fds[i] < 0) {
+			gaps.perf_err = errno;
+			break;
+		}
+	}
+	if (!gaps.perf_err)
+		gaps.perf = fault_phase_gap(fd, &r, &pos);
+	while (i--)
+		close(fds[i]);
+
+	CHILD_CHECK(drop_privileges() == 0, "%s", strerror(errno));
+	gaps.none = fault_phase_gap(fd, &r, &pos);
+	pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, 0);
+	attr.irq_period = 1;
+	attr.record_type = PMC_RECORD_IP | PMC_RECORD_CALLCHAIN;
+	for (i = 0; i < IRQ_STORM_MAX - 16; i++) {
+		fds[i] = pmc_open(&attr, 0, -1, -1, 0);
+		if (fds[i] < 0)
+			break;
+	}
+	CHILD_CHECK(i >= 1000, "only %u counters: %s", i, strerror(errno));
+	gaps.counters = i;
+	gaps.pmc = fault_phase_gap(fd, &r, &pos);
+	while (i--)
+		close(fds[i]);
+	CHILD_CHECK(write(report, &gaps, sizeof(gaps)) == sizeof(gaps),
+		    "write: %s", strerror(errno));
+	return 0;
+}
+
+TEST_F_TIMEOUT(hostile, fault_samples_keep_irqs_on, 120)
+{
+	struct irq_gaps gaps;
+	int report[2];
+
+	if (!self->root)
+		SKIP(return, "needs root: a per-CPU sampler, and a user to drop to");
+	ASSERT_EQ(0, pipe(report));
+	ASSERT_EQ(0, reap(_metadata, spawn(_metadata, fault_irq_phases,
+					   &report[1]), NULL));
+	ASSERT_EQ(sizeof(gaps), read(report[0], &gaps, sizeof(gaps)));
+	close(report[0]);
+	close(report[1]);
+	TH_LOG("CPU 0's longest stretch without an interrupt while faulting: %.1f ms under no counter, %.1f ms under %u events-lite samplers",
+	       gaps.none / 1e6, gaps.pmc / 1e6, gaps.counters);
+	if (gaps.perf_err)
+		TH_LOG("perf_event_open() of as many: %s", strerror(gaps.perf_err));
+	else
+		TH_LOG("...and %.1f ms under as many perf samplers",
+		       gaps.perf / 1e6);
+	ASSERT_LT(0, gaps.none);
+	EXPECT_LE(gaps.pmc, 2 * gaps.none + IRQ_GAP_SLACK_NS);
 }
 
 /*
