@@ -79,17 +79,21 @@ bench: tools-fast
 fuzz: tools-debug
 	@$(SCRIPTS)/fuzz $(FUZZ_SECONDS)
 
+# When make started, for the times `make check` prints at its end.
+START := $(shell date +%s)
+
 check: deps
 	@$(SCRIPTS)/series check
 	@$(SCRIPTS)/checkpatch-series
 	@$(MAKE) -s tools-debug cross
-	@$(SCRIPTS)/run-tests debug
+	@$(SCRIPTS)/check-times $(START) $(SCRIPTS)/run-tests debug
 
 # The tests under host conditions unlike a quiet developer machine.
 check-busy check-onecore: check-%: deps
 	@$(SCRIPTS)/series check
 	@$(MAKE) -s tools-debug cross
-	@PMC_CHECK_TAG=debug-$* $(SCRIPTS)/check-under $* $(SCRIPTS)/run-tests debug
+	@PMC_CHECK_TAG=debug-$* $(SCRIPTS)/check-times $(START) \
+		$(SCRIPTS)/check-under $* $(SCRIPTS)/run-tests debug
 
 clean:
 	rm -rf $(BUILD)/kbuild-* $(BUILD)/tools-* $(BUILD)/vm
