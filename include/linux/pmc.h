@@ -14,7 +14,6 @@
 
 #include <uapi/linux/pmc.h>
 #include <linux/atomic.h>
-#include <linux/hrtimer.h>
 #include <linux/irq_work.h>
 #include <linux/jump_label.h>
 #include <linux/jump_label_ratelimit.h>
@@ -22,6 +21,7 @@
 #include <linux/prandom.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
+#include <linux/timerqueue.h>
 #include <linux/wait.h>
 #include <linux/sched.h>
 #include <linux/uidgid_types.h>
@@ -186,7 +186,6 @@ struct pmc_counter {
 					 * clocks: ns of the period left
 					 * while the counter is off
 					 */
-	struct hrtimer sample_timer;	/* software clocks: the period */
 	/*
 	 * attr.period_rand's draws: used by the overflow path (process,
 	 * hardirq or NMI) only on the CPU the counter is active on, one
@@ -224,9 +223,11 @@ struct pmc_counter {
 		struct {			/* software clocks */
 			u64 clock_start;
 			bool sw_idle;		/* exclude_idle: paused */
-			bool sw_parked;		/* throttled, timer off */
-			/* its CPU's sampling clocks, while active */
-			struct list_head sw_clock_entry;
+			bool sw_parked;		/* throttled: on sw_park_entry */
+			/* while active: in its CPU's queue by period end... */
+			struct timerqueue_node sw_clock_node;
+			/* ...or, throttled, on its CPU's parked list */
+			struct list_head sw_park_entry;
 		};
 		struct {			/* software events */
 			struct hlist_node sw_node;

@@ -209,19 +209,37 @@ int pmc_ctx_call(struct pmc_context *ctx, pmc_ctx_fn fn, void *arg)
 }
 
 /*
- * A group in an active context became ready to count (new or enabled),
- * or is about to change: take it off the PMU, so that its member list
- * only ever changes off the PMU (see sample.c), and have the caller
- * reschedule the CPU, so it goes on in priority order, whole or not at
- * all.
+ * A group in an active context is about to become ready to count (new
+ * or enabled) or to change: take it off the PMU, so that its member
+ * list only ever changes off the PMU (see sample.c). Once it has
+ * changed, pmc_ctx_group_go() puts it back.
  */
 static void pmc_ctx_group_ready(struct pmc_context *ctx,
 				struct pmc_counter *leader)
 {
+	if (ctx->is_active)
+		pmc_group_sched_out(leader);
+}
+
+/*
+ * After pmc_ctx_group_ready() and the change: a group that uses the PMU
+ * has the caller reschedule the CPU, so that it goes on in priority
+ * order, whole or not at all. A software group takes no PMU counter and
+ * always goes on: it goes straight back, and nothing else moves. A
+ * reschedule takes every group of the CPU off and on again with IRQs
+ * off; done for software counters too, each pmc_open() into a running
+ * task cost as much as all its counters, and a user opening a thousand
+ * kept its CPU's interrupts off for milliseconds at a time.
+ */
+static void pmc_ctx_group_go(struct pmc_context *ctx,
+			     struct pmc_counter *leader)
+{
 	if (!ctx->is_active)
 		return;
-	pmc_group_sched_out(leader);
-	this_cpu_ptr(&pmc_cpu)->resched = true;
+	if (pmc_group_uses_pmu(leader))
+		this_cpu_ptr(&pmc_cpu)->resched = true;
+	else
+		pmc_group_sched_in(leader);
 }
 
 /* Add @counter to @ctx's lists; ctx->lock held (or @ctx not yet visible). */
@@ -268,12 +286,14 @@ void pmc_ctx_unlink(struct pmc_context *ctx, struct pmc_counter *counter)
 			if (member->attr.inherit)
 				ctx->nr_inherit++;
 			pmc_ctx_group_ready(ctx, member);
+			pmc_ctx_group_go(ctx, member);
 		}
 		counter->nr_siblings = 0;
 	} else {
 		pmc_ctx_group_ready(ctx, counter->leader);
 		list_del_init(&counter->group_entry);
 		counter->leader->nr_siblings--;
+		pmc_ctx_group_go(ctx, counter->leader);
 	}
 	if (counter->pmu != &pmc_sw_pmu)
 		ctx->nr_pmu--;
@@ -291,6 +311,7 @@ static void __pmc_install(struct pmc_context *ctx, void *arg)
 
 	pmc_ctx_group_ready(ctx, leader);
 	pmc_ctx_link(ctx, counter);
+	pmc_ctx_group_go(ctx, leader);
 }
 
 /* Attach a new counter to its context; ctx->mutex held by the caller. */
@@ -332,6 +353,7 @@ static void pmc_enable_locked(struct pmc_context *ctx,
 		return;
 	pmc_counter_set_state(counter, PMC_STATE_INACTIVE);
 	pmc_ctx_group_ready(ctx, leader);
+	pmc_ctx_group_go(ctx, leader);
 }
 
 static void pmc_disable_locked(struct pmc_context *ctx,

@@ -25,16 +25,16 @@
  * the event happened, at most PMC_SW_EVENT_SAMPLES samples an event
  * for each owner's counters: more periods are lost. Each sample is
  * timed and charged to the CPU's time bound (throttle.c). Clocks sample
- * from a per-counter hrtimer that runs while the counter is active,
- * pinned to its CPU, so del() on that CPU with IRQs off never races
- * with it. A clock keeps in sw_period_left what is left of its period
- * while it is off.
+ * from one hrtimer per CPU, pinned, which fires at the first period end
+ * of the CPU's active sampling clocks, kept in a timerqueue by period
+ * end; del() on that CPU with IRQs off never races with it. A clock
+ * keeps in sw_period_left what is left of its period while it is off.
  *
- * A throttled clock costs nothing until its CPU's next tick: its timer
- * is parked (sw_parked), and one unthrottle timer per CPU starts the
- * parked clocks again. A clock stopped by the time bound parks every
- * clock of its owner on that CPU at once, so that their timers do not
- * each fire once more to learn it.
+ * A throttled clock costs nothing until a later tick: it leaves the
+ * queue for the CPU's parked list, which the same timer empties a tick
+ * later. A clock stopped by the time bound parks every clock of its
+ * owner on that CPU at once, so that they do not each take one more
+ * period to learn it.
  *
  * exclude_idle: event counters skip the idle task's events; a clock
  * pauses while its CPU runs the idle task (sw_idle), at add() and at
@@ -56,6 +56,7 @@
 #include <linux/rculist.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
+#include <linux/timerqueue.h>
 #include <linux/uidgid.h>
 #include <asm/irq_regs.h>
 
@@ -65,14 +66,16 @@ static DEFINE_PER_CPU(struct hlist_head [PMC_SW_MAX], pmc_sw_lists);
 
 /*
  * Per CPU, touched only on that CPU with IRQs off: by add() and del()
- * (ctx->lock held), the clocks' timers and the unthrottle timer
- * (hardirq), and walks' marks with preemption off.
+ * (ctx->lock held), the clocks' timer (hardirq), and walks' marks with
+ * preemption off.
  */
 struct pmc_sw_cpu {
-	struct list_head clocks;	/* active sampling clocks */
-	struct hrtimer unthrottle_timer;	/* while one is parked */
-	u64 clock_end;			/* local_clock() at the last callback's end */
-	kuid_t clock_owner;		/* ...and the owner of that clock */
+	struct timerqueue_head clocks;	/* active sampling clocks, by period end */
+	struct list_head parked;	/* throttled ones, periods kept */
+	ktime_t unpark_at;		/* a tick after the first was parked */
+	struct hrtimer timer;		/* at the first period end or unpark_at */
+	u64 clock_end;			/* local_clock() at the timer's last end */
+	kuid_t clock_owner;		/* ...and the owner it sampled last */
 	u64 walks;			/* walks begun here */
 };
 
@@ -102,84 +105,149 @@ static u64 pmc_sw_clock_now(struct pmc_counter *counter)
 }
 
 /* A clock's period, in ns; shorter ones would only flood the CPU. */
-static ktime_t pmc_sw_clock_period(struct pmc_counter *counter)
+static u64 pmc_sw_clock_period(struct pmc_counter *counter)
 {
-	return ns_to_ktime(max_t(u64, pmc_next_period(counter,
-						      counter->attr.irq_period),
-				 PMC_SW_MIN_CLOCK_PERIOD));
+	return max_t(u64, pmc_next_period(counter, counter->attr.irq_period),
+		     PMC_SW_MIN_CLOCK_PERIOD);
 }
 
-/* Park throttled @counter until the next tick: its timer is stopped. */
-static void pmc_sw_park(struct pmc_counter *counter)
+/* When the CPU's timer must fire next, or 0 if it need not. */
+static ktime_t pmc_sw_next_expiry(struct pmc_sw_cpu *swc)
 {
-	struct hrtimer *timer = &this_cpu_ptr(&pmc_sw_cpu)->unthrottle_timer;
+	struct timerqueue_node *first = timerqueue_getnext(&swc->clocks);
+	ktime_t next = first ? first->expires : KTIME_MAX;
 
+	if (!list_empty(&swc->parked))
+		next = min(next, swc->unpark_at);
+	return next == KTIME_MAX ? 0 : next;
+}
+
+/* Outside the timer's callback: fire it no later than it must. */
+static void pmc_sw_arm(struct pmc_sw_cpu *swc)
+{
+	ktime_t next = pmc_sw_next_expiry(swc);
+
+	if (next && (!hrtimer_is_queued(&swc->timer) ||
+		     next < hrtimer_get_expires(&swc->timer)))
+		hrtimer_start(&swc->timer, next, HRTIMER_MODE_ABS_PINNED_HARD);
+}
+
+/* Queue @counter's period to end @left ns from @now. */
+static void pmc_sw_queue(struct pmc_sw_cpu *swc, struct pmc_counter *counter,
+			 ktime_t now, s64 left)
+{
+	counter->sw_clock_node.expires = ktime_add_safe(now,
+						ns_to_ktime(max_t(s64, left, 0)));
+	timerqueue_add(&swc->clocks, &counter->sw_clock_node);
+}
+
+/* Park throttled @counter, off the queue, until a later tick. */
+static void pmc_sw_park(struct pmc_sw_cpu *swc, struct pmc_counter *counter,
+			ktime_t now)
+{
+	if (list_empty(&swc->parked))
+		swc->unpark_at = ktime_add_ns(now, TICK_NSEC);
+	list_add_tail(&counter->sw_park_entry, &swc->parked);
 	counter->sw_parked = true;
-	if (!hrtimer_is_queued(timer))
-		hrtimer_start(timer, ns_to_ktime(TICK_NSEC),
-			      HRTIMER_MODE_REL_PINNED_HARD);
 }
 
 /*
- * @counter's timer found it throttled. If its owner is over the time
- * bound (its next overflow would throttle it again), the owner's other
- * clocks on this CPU would each fire once more to learn the same: they
- * are throttled and parked now, keeping what is left of their periods.
- * Hardirq, from @counter's timer, whose return stops it.
+ * @counter was throttled by its last period. If its owner is over the
+ * time bound, its owner's other clocks here would each take one more
+ * period to learn the same: they are throttled and parked now, keeping
+ * what is left of their periods. From the CPU's timer.
  */
-static void pmc_sw_park_owner(struct pmc_counter *counter)
+static void pmc_sw_park_owner(struct pmc_sw_cpu *swc,
+			      struct pmc_counter *counter, ktime_t now)
 {
-	struct pmc_sw_cpu *swc = this_cpu_ptr(&pmc_sw_cpu);
 	kuid_t owner = pmc_counter_owner(counter);
-	unsigned long now = jiffies;
+	struct timerqueue_node *node, *next;
+	unsigned long tick = jiffies;
 	struct pmc_counter *pos;
-	s64 left;
 
-	pmc_sw_park(counter);
-	if (!pmc_owner_over_time(counter, now))
+	pmc_sw_park(swc, counter, now);
+	if (!pmc_owner_over_time(counter, tick))
 		return;
-	list_for_each_entry(pos, &swc->clocks, sw_clock_entry) {
-		if (pos->sw_parked || !uid_eq(pmc_counter_owner(pos), owner))
+	for (node = timerqueue_getnext(&swc->clocks); node; node = next) {
+		next = timerqueue_iterate_next(node);
+		pos = container_of(node, struct pmc_counter, sw_clock_node);
+		if (!uid_eq(pmc_counter_owner(pos), owner))
 			continue;
-		left = ktime_to_ns(hrtimer_get_remaining(&pos->sample_timer));
-		if (hrtimer_try_to_cancel(&pos->sample_timer) < 0)
-			continue;
-		local64_set(&pos->sw_period_left, max_t(s64, left, 0));
-		pmc_throttle(pos, now);
-		pmc_sw_park(pos);
+		timerqueue_del(&swc->clocks, node);
+		local64_set(&pos->sw_period_left,
+			    max_t(s64, ktime_to_ns(ktime_sub(node->expires, now)), 0));
+		pmc_throttle(pos, tick);
+		pmc_sw_park(swc, pos, now);
 	}
 }
 
-/* The tick after a throttle: the parked clocks of this CPU go on. */
-static enum hrtimer_restart pmc_sw_unthrottle_tick(struct hrtimer *timer)
+/*
+ * A tick after their throttle, the parked clocks go on with what was
+ * left of their periods. Each one's cost is its owner's.
+ */
+static void pmc_sw_unpark(struct pmc_sw_cpu *swc, ktime_t now)
 {
-	struct pmc_sw_cpu *swc = container_of(timer, struct pmc_sw_cpu,
-					      unthrottle_timer);
-	struct pmc_counter *counter;
+	struct pmc_counter *counter, *tmp;
+	unsigned long tick = jiffies;
+	u64 start;
 
-	list_for_each_entry(counter, &swc->clocks, sw_clock_entry) {
-		if (!counter->sw_parked)
+	list_for_each_entry_safe(counter, tmp, &swc->parked, sw_park_entry) {
+		if (READ_ONCE(counter->throttle_tick) == tick)
 			continue;
+		start = local_clock();
+		list_del(&counter->sw_park_entry);
 		counter->sw_parked = false;
 		pmc_unthrottle(counter);
-		hrtimer_start(&counter->sample_timer,
-			      ns_to_ktime(local64_read(&counter->sw_period_left)),
-			      HRTIMER_MODE_REL_PINNED_HARD);
+		pmc_sw_queue(swc, counter, now,
+			     local64_read(&counter->sw_period_left));
+		pmc_owner_took(pmc_counter_owner(counter), local_clock() - start);
 	}
-	return HRTIMER_NORESTART;
+	if (!list_empty(&swc->parked))
+		swc->unpark_at = ktime_add_ns(now, TICK_NSEC);
 }
 
 /*
- * What a clock's expiry cost beyond its callback: the interrupt and the
- * hrtimer queue, which with many clocks at short periods cost more than
+ * @counter's period ended: sample it. If its timer ran late (interrupts
+ * off, a stalled vCPU, others' clocks due first), more periods have
+ * ended since: each is reported as lost rather than let the count run
+ * ahead of the samples unseen, and the clock is queued again at the
+ * first period end still to come. The whole cost, queue included, is
+ * its owner's.
+ */
+static void pmc_sw_clock_expired(struct pmc_sw_cpu *swc,
+				 struct pmc_counter *counter)
+{
+	u64 period, ended, start = local_clock();
+	ktime_t now = ktime_get();
+	s64 late = ktime_to_ns(ktime_sub(now, counter->sw_clock_node.expires));
+
+	timerqueue_del(&swc->clocks, &counter->sw_clock_node);
+	pmc_counter_overflow(counter, get_irq_regs(), 0);
+	period = pmc_sw_clock_period(counter);
+	if (READ_ONCE(counter->throttled)) {
+		local64_set(&counter->sw_period_left, period);
+		pmc_sw_park_owner(swc, counter, now);
+	} else {
+		ended = late > 0 ? div64_u64(late, period) : 0;
+		pmc_counter_skipped(counter, ended);
+		/* the next end after now: at most a period away */
+		pmc_sw_queue(swc, counter, now,
+			     period - (late > 0 ? late - ended * period : 0));
+	}
+	pmc_overflow_took(counter, local_clock() - start);
+}
+
+/*
+ * What the timer's expiry cost beyond its callback: the interrupt and
+ * the hrtimer queue, which with clocks at short periods cost as much as
  * the samples (many times more on a debug kernel), and which the time
  * bound must see or it bounds nothing. A timer that was already due
- * (@late after its expiry) when the last clock callback here ended
- * waited since then for the timer code that followed that callback: if
- * both clocks are @owner's, that wait is charged to @owner. A clock
- * that fires on time, or late for any other reason (interrupts off),
- * costs nothing more, and a sampler queued behind another user's storm
- * neither pays for it nor makes that user pay for its own.
+ * (@late after its expiry) when its last callback here ended waited
+ * since then for the timer code that followed: if that callback's last
+ * clock and this one's first are both @owner's, the wait is charged to
+ * @owner. An expiry on time, or late for any other reason (interrupts
+ * off), costs nothing more, and a sampler queued behind another user's
+ * storm neither pays for it nor makes that user pay for its own.
  */
 static void pmc_sw_clock_overhead(struct pmc_sw_cpu *swc, kuid_t owner,
 				  u64 start, s64 late)
@@ -191,68 +259,78 @@ static void pmc_sw_clock_overhead(struct pmc_sw_cpu *swc, kuid_t owner,
 }
 
 /*
- * The timer expired at the end of one period and samples it. If it ran
- * late (interrupts off, a stalled vCPU), more periods have ended since:
- * each is reported as lost rather than let the count run ahead of the
- * samples unseen, and the timer moves to the first period end still to
- * come. Not with hrtimer_forward_now(): it steps at least the timer's
- * resolution, which is a whole tick while hrtimers run from the tick
- * (before the switch to high resolution at boot, or without
- * CONFIG_HIGH_RES_TIMERS), and a 1 ms period would then take one
- * sample a tick with the other periods neither sampled nor lost. Here
- * the next expiry may be less than a tick away: the timer then fires at
- * the next tick, which reports the periods that ended meanwhile.
+ * The CPU's one timer for all its sampling clocks: one interrupt for
+ * the periods that end together, in the order they end, so that a
+ * sampler behind another user's clocks waits only for the ones due
+ * before its own, and throttling or unthrottling any number of clocks
+ * touches the clock event device once, not once per clock. Without
+ * this, every throttled clock's timer was cancelled and started again
+ * each tick: hrtimer work, uncharged, that grew with the number of
+ * clocks. Periods that end while it runs are sampled in the same
+ * callback, so that it never returns with its next expiry already
+ * past: hrtimer_interrupt() would run it again at once, and after three
+ * such retries would call the CPU hung and hold back every timer on it,
+ * another user's sampler among them, for as long as it took. The time
+ * bound stops the owners who spend it; a tick ends the callback in any
+ * case.
  */
-static enum hrtimer_restart pmc_sw_clock_tick(struct hrtimer *timer)
+static enum hrtimer_restart pmc_sw_clocks_tick(struct hrtimer *timer)
 {
-	struct pmc_counter *counter = container_of(timer, struct pmc_counter,
-						   sample_timer);
-	struct pmc_sw_cpu *swc = this_cpu_ptr(&pmc_sw_cpu);
-	kuid_t owner = pmc_counter_owner(counter);
-	u64 period, ended, start = local_clock();
-	s64 late = ktime_to_ns(ktime_sub(hrtimer_cb_get_time(timer),
-					 hrtimer_get_expires(timer)));
+	struct pmc_sw_cpu *swc = container_of(timer, struct pmc_sw_cpu, timer);
+	ktime_t now = hrtimer_cb_get_time(timer), next;
+	s64 late = ktime_to_ns(ktime_sub(now, hrtimer_get_expires(timer)));
+	u64 start = local_clock();
+	struct pmc_counter *counter;
+	struct timerqueue_node *node;
+	bool first = true;
 
-	pmc_sw_clock_overhead(swc, owner, start, late);
-	pmc_counter_overflow(counter, get_irq_regs(), 0);
-	pmc_overflow_took(counter, local_clock() - start);
-	swc->clock_end = local_clock();
-	swc->clock_owner = owner;
-	period = ktime_to_ns(pmc_sw_clock_period(counter));
-	if (READ_ONCE(counter->throttled)) {
-		local64_set(&counter->sw_period_left, period);
-		pmc_sw_park_owner(counter);
-		return HRTIMER_NORESTART;
+	if (!list_empty(&swc->parked) && now >= swc->unpark_at)
+		pmc_sw_unpark(swc, now);
+	while ((node = timerqueue_getnext(&swc->clocks)) &&
+	       node->expires <= ktime_get() &&
+	       local_clock() - start < TICK_NSEC) {
+		counter = container_of(node, struct pmc_counter, sw_clock_node);
+		if (first)
+			pmc_sw_clock_overhead(swc, pmc_counter_owner(counter),
+					      start, late);
+		first = false;
+		pmc_sw_clock_expired(swc, counter);
+		swc->clock_owner = pmc_counter_owner(counter);
 	}
-	ended = late > 0 ? div64_u64(late, period) : 0;
-	/* at most late + period: no u64 wrap; ktime_add_safe() caps the sum */
-	hrtimer_add_expires(timer, ns_to_ktime(min_t(u64, (ended + 1) * period,
-						     KTIME_MAX)));
-	pmc_counter_skipped(counter, ended);
+	swc->clock_end = local_clock();
+	next = pmc_sw_next_expiry(swc);
+	if (!next)
+		return HRTIMER_NORESTART;
+	hrtimer_set_expires(timer, next);
 	return HRTIMER_RESTART;
 }
 
 /*
- * Stop the timer, and keep what is left of the period for the next
- * add(): restarting a full period at every context switch would drop
- * the part already counted, and a task switched out more often than
- * its period would never be sampled while its clock went on. A timer
- * that expired with IRQs off here has not run: its period ended, so
- * it is due at once on add(), and whole periods past it are lost.
+ * Take the clock off its CPU's queue, and keep what is left of its
+ * period for the next add(): restarting a full period at every context
+ * switch would drop the part already counted, and a task switched out
+ * more often than its period would never be sampled while its clock
+ * went on. A period that ended with IRQs off here has not been
+ * sampled: it is due at once on add(), and whole periods past it are
+ * lost.
  */
 static void pmc_sw_clock_stop(struct pmc_counter *counter)
 {
-	struct hrtimer *timer = &counter->sample_timer;
-	s64 left = ktime_to_ns(hrtimer_get_remaining(timer));
+	struct pmc_sw_cpu *swc = this_cpu_ptr(&pmc_sw_cpu);
 	u64 period = max_t(u64, counter->attr.irq_period,
 			   PMC_SW_MIN_CLOCK_PERIOD);
+	s64 left;
 
-	list_del(&counter->sw_clock_entry);
-	if (counter->sw_parked) {	/* its timer is off, the period kept */
+	if (counter->sw_parked) {	/* off the queue, the period kept */
+		list_del(&counter->sw_park_entry);
 		counter->sw_parked = false;
 		return;
 	}
-	hrtimer_try_to_cancel(timer);
+	if (WARN_ON_ONCE(!timerqueue_node_queued(&counter->sw_clock_node)))
+		return;
+	timerqueue_del(&swc->clocks, &counter->sw_clock_node);
+	left = ktime_to_ns(ktime_sub(counter->sw_clock_node.expires,
+				     ktime_get()));
 	if (left < 0) {
 		pmc_counter_skipped(counter, div64_u64(-left, period));
 		left = 0;
@@ -265,11 +343,10 @@ static int pmc_sw_init(struct pmc_counter *counter)
 	if (PMC_CONFIG_ID(counter->attr.config) >= PMC_SW_MAX)
 		return -EINVAL;
 	if (counter->attr.irq_period && pmc_sw_is_clock(counter)) {
-		hrtimer_setup(&counter->sample_timer, pmc_sw_clock_tick,
-			      CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+		timerqueue_init(&counter->sw_clock_node);
 		/* in ns, for the first add() */
 		local64_set(&counter->sw_period_left,
-			    ktime_to_ns(pmc_sw_clock_period(counter)));
+			    pmc_sw_clock_period(counter));
 	}
 	return 0;
 }
@@ -281,28 +358,29 @@ static bool pmc_sw_idle_excluded(struct pmc_counter *counter)
 
 /*
  * Start (or resume) a clock. A sample that sees it running sees its
- * start. A clock throttled in this tick stays parked until the next.
+ * start. A clock throttled in this tick stays parked until a later one.
  */
 static void pmc_sw_clock_start(struct pmc_counter *counter)
 {
-	unsigned long tick = jiffies;
+	struct pmc_sw_cpu *swc = this_cpu_ptr(&pmc_sw_cpu);
+	ktime_t now;
 
 	WRITE_ONCE(counter->clock_start, pmc_sw_clock_now(counter));
 	barrier();	/* the NMI that samples it runs on this CPU */
 	WRITE_ONCE(counter->sw_idle, false);
 	if (!counter->attr.irq_period)
 		return;
-	list_add(&counter->sw_clock_entry, &this_cpu_ptr(&pmc_sw_cpu)->clocks);
+	now = ktime_get();
 	if (READ_ONCE(counter->throttled) &&
-	    READ_ONCE(counter->throttle_tick) == tick) {
-		pmc_sw_park(counter);
-		return;
+	    READ_ONCE(counter->throttle_tick) == jiffies) {
+		pmc_sw_park(swc, counter, now);
+	} else {
+		pmc_unthrottle(counter);
+		/* what the last stop left of the period */
+		pmc_sw_queue(swc, counter, now,
+			     local64_read(&counter->sw_period_left));
 	}
-	pmc_unthrottle(counter);
-	/* what the last stop left of the period */
-	hrtimer_start(&counter->sample_timer,
-		      ns_to_ktime(local64_read(&counter->sw_period_left)),
-		      HRTIMER_MODE_REL_PINNED_HARD);
+	pmc_sw_arm(swc);
 }
 
 static void pmc_sw_read(struct pmc_counter *counter)
@@ -409,10 +487,12 @@ bool pmc_sw_clock_at_stamp(struct pmc_counter *counter, u64 *count)
 	return true;
 }
 
+/* del() took a clock off its CPU's queue or parked list. */
 static void pmc_sw_destroy(struct pmc_counter *counter)
 {
 	if (counter->attr.irq_period && pmc_sw_is_clock(counter))
-		hrtimer_cancel(&counter->sample_timer);
+		WARN_ON_ONCE(timerqueue_node_queued(&counter->sw_clock_node) ||
+			     counter->sw_parked);
 }
 
 const struct pmc_pmu pmc_sw_pmu = {
@@ -529,9 +609,10 @@ static int __init pmc_sw_cpu_init(void)
 
 	for_each_possible_cpu(cpu) {
 		swc = per_cpu_ptr(&pmc_sw_cpu, cpu);
-		INIT_LIST_HEAD(&swc->clocks);
-		hrtimer_setup(&swc->unthrottle_timer, pmc_sw_unthrottle_tick,
-			      CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED_HARD);
+		timerqueue_init_head(&swc->clocks);
+		INIT_LIST_HEAD(&swc->parked);
+		hrtimer_setup(&swc->timer, pmc_sw_clocks_tick, CLOCK_MONOTONIC,
+			      HRTIMER_MODE_ABS_PINNED_HARD);
 	}
 	return 0;
 }

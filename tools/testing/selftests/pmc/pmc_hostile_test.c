@@ -1513,13 +1513,15 @@ TEST_F(hostile, side_records_only_when_counting)
 }
 
 /*
- * One user's page-fault storm costs another user's sampler nothing:
- * root's 1 kHz cpu-clock on CPU 0 keeps at least 95% of its samples
- * while uid 65534 faults on that CPU under 1024 page-fault samplers at a
- * period of 1, each fault a sample with a call chain from every one of
- * them, at the default sysctls. Throttling counts each counter's own
- * rate, so the storm is stopped by the time bound, whose share it
- * spends, and samples with interrupts on, so root's timer is not late.
+ * One user's storm costs another user's sampler nothing: root's 1 kHz
+ * cpu-clock on CPU 0 keeps at least 95% of its samples while uid 65534
+ * on that CPU faults under 1024 page-fault samplers at a period of 1,
+ * or spins under 64 task-clocks at the shortest period, or both, each
+ * overflow a sample with a call chain, at the default sysctls.
+ * Throttling counts each counter's own rate, so the storm is stopped by
+ * the time bound, whose share it spends; page faults sample with
+ * interrupts on, and all of a CPU's clocks share one timer that fires
+ * them in the order their periods end, so root's timer is not late.
  */
 #define STORM_PERIOD		NSEC_PER_MSEC		/* root's sampler */
 #define STORM_NS		(1000 * NSEC_PER_MSEC)
@@ -1552,26 +1554,46 @@ static void fault_for(__u64 ns)
 	}
 }
 
-/* As nobody on CPU 0: the storm; its overflows are written to @arg. */
-static int page_fault_storm(void *arg)
+#define STORM_CLOCKS		64
+#define STORM_CLOCK_PERIOD	(10 * NSEC_PER_USEC)	/* the shortest */
+
+/*
+ * As nobody on CPU 0, for STORM_NS: @clocks task-clock samplers at the
+ * shortest period, and @faulters page-fault samplers at a period of 1
+ * while it faults (else it spins), all with call chains. Their
+ * overflows are written to @report.
+ */
+static int storm(int report, unsigned int clocks, unsigned int faulters)
 {
-	int fds[STORM_COUNTERS], report = *(int *)arg;
+	int fds[STORM_CLOCKS + STORM_COUNTERS];
 	long long overflows = 0, n;
 	struct pmc_attr attr;
-	unsigned int i;
+	unsigned int i, nr = 0;
+	__u64 start;
 
 	CHILD_CHECK(pin_to_cpu(0) == 0, "pin: %s", strerror(errno));
 	CHILD_CHECK(drop_privileges() == 0, "%s", strerror(errno));
 	raise_file_limit();
-	pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, 0);
-	attr.irq_period = 1;
+	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
+	attr.irq_period = STORM_CLOCK_PERIOD;
 	attr.record_type = PMC_RECORD_IP | PMC_RECORD_CALLCHAIN;
-	for (i = 0; i < STORM_COUNTERS; i++) {
-		fds[i] = pmc_open(&attr, 0, -1, -1, 0);
-		CHILD_CHECK(fds[i] >= 0, "counter %u: %s", i, strerror(errno));
+	for (; nr < clocks + faulters; nr++) {
+		if (nr == clocks) {
+			pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, 0);
+			attr.irq_period = 1;
+			attr.record_type = PMC_RECORD_IP | PMC_RECORD_CALLCHAIN;
+		}
+		fds[nr] = pmc_open(&attr, 0, -1, -1, 0);
+		CHILD_CHECK(fds[nr] >= 0, "counter %u: %s", nr, strerror(errno));
 	}
-	fault_for(STORM_NS);
-	for (i = 0; i < STORM_COUNTERS; i++) {
+	if (faulters) {
+		fault_for(STORM_NS);
+	} else {
+		start = monotonic_ns();
+		while (monotonic_ns() - start < STORM_NS)
+			;
+	}
+	for (i = 0; i < nr; i++) {
 		n = fdinfo_number(fds[i], "pmc-overflows");
 		CHILD_CHECK(n >= 0, "no pmc-overflows in fdinfo");
 		overflows += n;
@@ -1582,18 +1604,38 @@ static int page_fault_storm(void *arg)
 	return 0;
 }
 
-TEST_F_TIMEOUT(hostile, page_fault_storm_spares_root, 120)
+static int page_fault_storm(void *arg)
+{
+	return storm(*(int *)arg, 0, STORM_COUNTERS);
+}
+
+static int sampler_clock_storm(void *arg)
+{
+	return storm(*(int *)arg, STORM_CLOCKS, 0);
+}
+
+static int clock_and_fault_storm(void *arg)
+{
+	return storm(*(int *)arg, STORM_CLOCKS, STORM_COUNTERS);
+}
+
+/*
+ * Root's 1 kHz cpu-clock sampler of CPU 0 while @storm_fn runs there as
+ * uid 65534: it keeps 95% of its periods' samples and is never
+ * throttled. The storm reports its own overflows, at least ten for each
+ * of root's periods, or it is no storm.
+ */
+static void storm_spares_root(struct __test_metadata *_metadata,
+			      int (*storm_fn)(void *), const char *what)
 {
 	struct ring_tally t = { };
+	long long overflows = -1;
 	struct pmc_reading rd;
-	long long storm = -1;
 	struct pmc_attr attr;
 	struct pmc_ring r;
 	int fd, report[2];
 	__u64 periods;
 
-	if (!self->root)
-		SKIP(return, "needs root: a per-CPU sampler, and a user to drop to");
 	ASSERT_EQ(0, pipe(report));
 	pmc_sw_attr(&attr, PMC_SW_CPU_CLOCK, 0);
 	attr.irq_period = STORM_PERIOD;
@@ -1602,11 +1644,12 @@ TEST_F_TIMEOUT(hostile, page_fault_storm_spares_root, 120)
 	fd = counter_open(_metadata, &attr, -1, 0, -1);
 	ring_map(_metadata, &r, fd, 64, true);
 	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
-	ASSERT_EQ(0, reap(_metadata, spawn(_metadata, page_fault_storm,
-					   &report[1]), NULL));
+	ASSERT_EQ(0, reap(_metadata, spawn(_metadata, storm_fn, &report[1]),
+			  NULL));
 	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
 	ASSERT_EQ(0, pmc_read(fd, 0, &rd));
-	ASSERT_EQ(sizeof(storm), read(report[0], &storm, sizeof(storm)));
+	ASSERT_EQ(sizeof(overflows),
+		  read(report[0], &overflows, sizeof(overflows)));
 	close(report[0]);
 	close(report[1]);
 	ring_tally(_metadata, &r, &t);
@@ -1614,14 +1657,36 @@ TEST_F_TIMEOUT(hostile, page_fault_storm_spares_root, 120)
 	close(fd);
 
 	periods = rd.value / STORM_PERIOD;
-	TH_LOG("root's sampler: %llu samples, %llu lost, %u throttles in %llu periods; uid %d's %u counters: %lld overflows",
+	TH_LOG("root's sampler: %llu samples, %llu lost, %u throttles in %llu periods; uid %d's %s: %lld overflows",
 	       (unsigned long long)t.samples, (unsigned long long)t.lost,
-	       t.throttles, (unsigned long long)periods, NOBODY,
-	       STORM_COUNTERS, storm);
-	/* a storm it is: more than ten overflows for each of root's */
-	ASSERT_LT(10 * periods, (__u64)storm);
+	       t.throttles, (unsigned long long)periods, NOBODY, what,
+	       overflows);
+	ASSERT_LT(10 * periods, (__u64)overflows);
 	EXPECT_EQ(0, t.throttles);
 	EXPECT_LE(periods * 95 / 100, t.samples);
+}
+
+TEST_F_TIMEOUT(hostile, page_fault_storm_spares_root, 120)
+{
+	if (!self->root)
+		SKIP(return, "needs root: a per-CPU sampler, and a user to drop to");
+	storm_spares_root(_metadata, page_fault_storm,
+			  "1024 page-fault samplers");
+}
+
+TEST_F_TIMEOUT(hostile, clock_storm_spares_root, 120)
+{
+	if (!self->root)
+		SKIP(return, "needs root: a per-CPU sampler, and a user to drop to");
+	storm_spares_root(_metadata, sampler_clock_storm, "64 task-clocks at 10 us");
+}
+
+TEST_F_TIMEOUT(hostile, clock_and_fault_storm_spares_root, 120)
+{
+	if (!self->root)
+		SKIP(return, "needs root: a per-CPU sampler, and a user to drop to");
+	storm_spares_root(_metadata, clock_and_fault_storm,
+			  "64 task-clocks at 10 us and 1024 page-fault samplers");
 }
 
 /*

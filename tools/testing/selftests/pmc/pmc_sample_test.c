@@ -855,6 +855,34 @@ TEST_F(sample, period_rand)
 	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
 }
 
+/* Where the samples outside [@start, @end) went: up to 8 ips, by count. */
+static void log_other_ips(struct __test_metadata *_metadata,
+			  struct records *r, __u64 start, __u64 end)
+{
+	struct { __u64 ip; size_t n, first, last; } ips[8] = { };
+	size_t i, j, nr_ips = 0, others = 0;
+
+	for (i = 0; i < r->nr; i++) {
+		if (in_fn(r->s[i].ip, start, end))
+			continue;
+		others++;
+		for (j = 0; j < nr_ips && ips[j].ip != r->s[i].ip; j++)
+			;
+		if (j == nr_ips) {
+			if (nr_ips == 8)
+				continue;
+			ips[nr_ips++] = (typeof(ips[0])){ r->s[i].ip, 0, i, i };
+		}
+		ips[j].n++;
+		ips[j].last = i;
+	}
+	for (j = 0; j < nr_ips; j++)
+		TH_LOG("ip %#llx: %zu samples, the %zuth to the %zuth, misc %#x",
+		       (unsigned long long)ips[j].ip, ips[j].n, ips[j].first,
+		       ips[j].last, r->s[ips[j].first].misc);
+	TH_LOG("%zu samples outside it in all", others);
+}
+
 /*
  * Emulated cycles sampled every 100000 (100 us of CPU time) while the
  * task runs a hot loop: most samples land in that loop.
@@ -913,9 +941,7 @@ TEST_F(sample, hot_loop_ips)
 	EXPECT_LT(r.nr * 8, in_loop * 10) {
 		TH_LOG("%zu of %zu samples in hot_loop [%#llx, %#llx)",
 		       in_loop, r.nr, loop, loop_end);
-		for (i = 0; i < r.nr && i < 8; i++)
-			TH_LOG("sample %zu: ip %#llx misc %#x", i,
-			       (unsigned long long)r.s[i].ip, r.s[i].misc);
+		log_other_ips(_metadata, &r, loop, loop_end);
 	}
 
 	records_free(&r);
