@@ -136,8 +136,8 @@ static void pmc_sw_arm(struct pmc_sw_cpu *swc)
 static void pmc_sw_queue(struct pmc_sw_cpu *swc, struct pmc_counter *counter,
 			 ktime_t now, s64 left)
 {
-	counter->sw_clock_node.expires = ktime_add_safe(now,
-						ns_to_ktime(max_t(s64, left, 0)));
+	left = max_t(s64, left, 0);
+	counter->sw_clock_node.expires = ktime_add_safe(now, ns_to_ktime(left));
 	timerqueue_add(&swc->clocks, &counter->sw_clock_node);
 }
 
@@ -363,6 +363,7 @@ static bool pmc_sw_idle_excluded(struct pmc_counter *counter)
 static void pmc_sw_clock_start(struct pmc_counter *counter)
 {
 	struct pmc_sw_cpu *swc = this_cpu_ptr(&pmc_sw_cpu);
+	unsigned long tick = jiffies;
 	ktime_t now;
 
 	WRITE_ONCE(counter->clock_start, pmc_sw_clock_now(counter));
@@ -372,7 +373,7 @@ static void pmc_sw_clock_start(struct pmc_counter *counter)
 		return;
 	now = ktime_get();
 	if (READ_ONCE(counter->throttled) &&
-	    READ_ONCE(counter->throttle_tick) == jiffies) {
+	    READ_ONCE(counter->throttle_tick) == tick) {
 		pmc_sw_park(swc, counter, now);
 	} else {
 		pmc_unthrottle(counter);
@@ -525,10 +526,18 @@ static bool pmc_sw_excluded(struct pmc_counter *counter, struct pt_regs *regs)
 #define PMC_SW_EVENT_SAMPLES	16
 #define PMC_SW_WALK_OWNERS	4
 
+/*
+ * Samples left to each owner in one walk; owners beyond the table share
+ * its last slot. A user with more uids than slots can make a counter of
+ * another owner share with its own, but only on the events its own
+ * counters see: those of tasks it may ptrace, or of a whole CPU where
+ * kernel.pmc_paranoid lets it count one. What the other owner loses
+ * there is samples, reported as LOST; the walk stays bounded whatever
+ * the number of uids.
+ */
 struct pmc_sw_walk {
 	u64 mark;
 	unsigned int nr_owners;
-	/* samples left to each owner; more owners share the last slot */
 	struct pmc_owner_slot owners[PMC_SW_WALK_OWNERS];
 };
 
