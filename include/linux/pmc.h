@@ -165,6 +165,7 @@ struct pmc_counter {
 	unsigned long sample_tick;	/* jiffies these are for */
 	unsigned int sample_count;	/* overflows in that tick */
 	u64 tick_ns;			/* their time, and their wakeups' */
+	u64 took_avg;			/* its charges' moving average */
 
 	/*
 	 * Sampling (ring_buffer.c, sample.c). rb is set and cleared under

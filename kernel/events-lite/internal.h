@@ -204,7 +204,6 @@ struct pmc_owner_slot *pmc_owner_slot(struct pmc_owner_slot *slots,
 bool pmc_throttle_sample(struct pmc_counter *counter);
 void pmc_throttle(struct pmc_counter *counter, unsigned long tick);
 bool pmc_owner_over_time(struct pmc_counter *counter, unsigned long now);
-void pmc_owner_took(kuid_t owner, u64 ns);
 void pmc_wakeup_took(struct pmc_counter *counter, u64 ns);
 
 /* software.c */

@@ -200,7 +200,7 @@ static void pmc_sw_unpark(struct pmc_sw_cpu *swc, ktime_t now)
 		pmc_unthrottle(counter);
 		pmc_sw_queue(swc, counter, now,
 			     local64_read(&counter->sw_period_left));
-		pmc_owner_took(pmc_counter_owner(counter), local_clock() - start);
+		pmc_overflow_took(counter, local_clock() - start);
 	}
 	if (!list_empty(&swc->parked))
 		swc->unpark_at = ktime_add_ns(now, TICK_NSEC);
@@ -217,7 +217,7 @@ static void pmc_sw_unpark(struct pmc_sw_cpu *swc, ktime_t now)
 static void pmc_sw_clock_expired(struct pmc_sw_cpu *swc,
 				 struct pmc_counter *counter)
 {
-	u64 period, ended, start = local_clock();
+	u64 period, ended, over, start = local_clock();
 	ktime_t now = ktime_get();
 	s64 late = ktime_to_ns(ktime_sub(now, counter->sw_clock_node.expires));
 
@@ -228,11 +228,10 @@ static void pmc_sw_clock_expired(struct pmc_sw_cpu *swc,
 		local64_set(&counter->sw_period_left, period);
 		pmc_sw_park_owner(swc, counter, now);
 	} else {
-		ended = late > 0 ? div64_u64(late, period) : 0;
+		ended = div64_u64_rem(max(late, 0), period, &over);
 		pmc_counter_skipped(counter, ended);
 		/* the next end after now: at most a period away */
-		pmc_sw_queue(swc, counter, now,
-			     period - (late > 0 ? late - ended * period : 0));
+		pmc_sw_queue(swc, counter, now, period - over);
 	}
 	pmc_overflow_took(counter, local_clock() - start);
 }
@@ -244,18 +243,21 @@ static void pmc_sw_clock_expired(struct pmc_sw_cpu *swc,
  * bound must see or it bounds nothing. A timer that was already due
  * (@late after its expiry) when its last callback here ended waited
  * since then for the timer code that followed: if that callback's last
- * clock and this one's first are both @owner's, the wait is charged to
- * @owner. An expiry on time, or late for any other reason (interrupts
- * off), costs nothing more, and a sampler queued behind another user's
- * storm neither pays for it nor makes that user pay for its own.
+ * clock and this one's first, @counter, have one owner, the wait is
+ * charged to @counter. An expiry on time, or late for any other reason
+ * (interrupts off), costs nothing more, and a sampler queued behind
+ * another user's storm neither pays for it nor makes that user pay for
+ * its own.
  */
-static void pmc_sw_clock_overhead(struct pmc_sw_cpu *swc, kuid_t owner,
-				  u64 start, s64 late)
+static void pmc_sw_clock_overhead(struct pmc_sw_cpu *swc,
+				  struct pmc_counter *counter, u64 start,
+				  s64 late)
 {
 	s64 since = start - swc->clock_end;
 
-	if (since > 0 && since < late && uid_eq(swc->clock_owner, owner))
-		pmc_owner_took(owner, since);
+	if (since > 0 && since < late &&
+	    uid_eq(swc->clock_owner, pmc_counter_owner(counter)))
+		pmc_overflow_took(counter, since);
 }
 
 /*
@@ -291,8 +293,7 @@ static enum hrtimer_restart pmc_sw_clocks_tick(struct hrtimer *timer)
 	       local_clock() - start < TICK_NSEC) {
 		counter = container_of(node, struct pmc_counter, sw_clock_node);
 		if (first)
-			pmc_sw_clock_overhead(swc, pmc_counter_owner(counter),
-					      start, late);
+			pmc_sw_clock_overhead(swc, counter, start, late);
 		first = false;
 		pmc_sw_clock_expired(swc, counter);
 		swc->clock_owner = pmc_counter_owner(counter);

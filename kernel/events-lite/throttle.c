@@ -139,8 +139,29 @@ static u64 pmc_budget_limit(void)
 	return (u64)TICK_NSEC * pct / 100;
 }
 
-/* Add @ns to this CPU's tick, to @owner's share, and to @counter if any. */
-static void pmc_charge(kuid_t owner, struct pmc_counter *counter, u64 ns)
+/*
+ * What one of @counter's charges of @ns counts: the moving average of
+ * its charges, a new counter's first at its full cost. A charge can
+ * include time the CPU spent elsewhere: an NMI or a softirq in the
+ * middle, or a vCPU the host stopped. Charged as it came, one such
+ * stall would throttle a 1 kHz sampler that costs a thousandth of the
+ * bound, as perf, which keeps the average sample length, does not. The
+ * average gives each charge an eighth of what it is off by, and the
+ * rest in the charges that follow, so the time is all counted, spread;
+ * a counter that turns costly pays in full within a few tens of
+ * overflows, and a counter closed before then took that little more.
+ */
+static u64 pmc_counter_took(struct pmc_counter *counter, u64 ns)
+{
+	u64 avg = counter->took_avg;
+
+	avg = avg ? avg - (avg >> 3) + (ns >> 3) : ns;
+	counter->took_avg = avg;
+	return avg;
+}
+
+/* Add @ns, as @counter's average says, to this CPU's tick and its owner. */
+static void pmc_charge(struct pmc_counter *counter, u64 ns)
 {
 	unsigned long now = jiffies, flags;
 	struct pmc_owner_slot *slot;
@@ -148,14 +169,14 @@ static void pmc_charge(kuid_t owner, struct pmc_counter *counter, u64 ns)
 
 	/* Process context too: a hardirq's overflow must not interleave. */
 	local_irq_save(flags);
+	ns = pmc_counter_took(counter, ns);
 	budget = pmc_budget_now(now);
 	budget->ns += ns;
 	slot = pmc_owner_slot(budget->owners, &budget->nr_owners,
-			      PMC_BUDGET_OWNERS, owner, 0);
+			      PMC_BUDGET_OWNERS, pmc_counter_owner(counter), 0);
 	if (slot)
 		slot->val += ns;
-	if (counter)
-		*pmc_counter_tick_ns(counter, now) += ns;
+	*pmc_counter_tick_ns(counter, now) += ns;
 	local_irq_restore(flags);
 }
 
@@ -166,24 +187,12 @@ static void pmc_charge(kuid_t owner, struct pmc_counter *counter, u64 ns)
  *	it) to the end of its sample
  *
  * Called on the overflowing CPU: by the backends in hardirq or NMI, and
- * by software events in the context they happened in.
+ * by software events in the context they happened in (software clocks
+ * add their timer's cost, software.c).
  */
 void pmc_overflow_took(struct pmc_counter *counter, u64 ns)
 {
-	pmc_charge(pmc_counter_owner(counter), counter, ns);
-}
-
-/**
- * pmc_owner_took() - account overflow work of @owner's not in a callback
- * @owner: whose counters caused it
- * @ns: how long it took
- *
- * Software clocks' timer overhead (software.c), on the CPU it ran on,
- * in hardirq.
- */
-void pmc_owner_took(kuid_t owner, u64 ns)
-{
-	pmc_charge(owner, NULL, ns);
+	pmc_charge(counter, ns);
 }
 
 /**
@@ -196,7 +205,7 @@ void pmc_owner_took(kuid_t owner, u64 ns)
  */
 void pmc_wakeup_took(struct pmc_counter *counter, u64 ns)
 {
-	pmc_charge(pmc_counter_owner(counter), counter, ns);
+	pmc_charge(counter, ns);
 }
 
 /**
