@@ -1557,6 +1557,17 @@ static void fault_for(__u64 ns)
 #define STORM_CLOCKS		64
 #define STORM_CLOCK_PERIOD	(10 * NSEC_PER_USEC)	/* the shortest */
 
+/* One of a storm's samplers of itself: @id every @period, call chains. */
+static int storm_sampler(unsigned int id, __u64 period)
+{
+	struct pmc_attr attr;
+
+	pmc_sw_attr(&attr, id, 0);
+	attr.irq_period = period;
+	attr.record_type = PMC_RECORD_IP | PMC_RECORD_CALLCHAIN;
+	return pmc_open(&attr, 0, -1, -1, 0);
+}
+
 /*
  * As nobody on CPU 0, for STORM_NS: @clocks task-clock samplers at the
  * shortest period, and @faulters page-fault samplers at a period of 1
@@ -1567,23 +1578,16 @@ static int storm(int report, unsigned int clocks, unsigned int faulters)
 {
 	int fds[STORM_CLOCKS + STORM_COUNTERS];
 	long long overflows = 0, n;
-	struct pmc_attr attr;
-	unsigned int i, nr = 0;
+	unsigned int i, nr;
 	__u64 start;
 
 	CHILD_CHECK(pin_to_cpu(0) == 0, "pin: %s", strerror(errno));
 	CHILD_CHECK(drop_privileges() == 0, "%s", strerror(errno));
 	raise_file_limit();
-	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
-	attr.irq_period = STORM_CLOCK_PERIOD;
-	attr.record_type = PMC_RECORD_IP | PMC_RECORD_CALLCHAIN;
-	for (; nr < clocks + faulters; nr++) {
-		if (nr == clocks) {
-			pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, 0);
-			attr.irq_period = 1;
-			attr.record_type = PMC_RECORD_IP | PMC_RECORD_CALLCHAIN;
-		}
-		fds[nr] = pmc_open(&attr, 0, -1, -1, 0);
+	for (nr = 0; nr < clocks + faulters; nr++) {
+		fds[nr] = nr < clocks ?
+			storm_sampler(PMC_SW_TASK_CLOCK, STORM_CLOCK_PERIOD) :
+			storm_sampler(PMC_SW_PAGE_FAULTS, 1);
 		CHILD_CHECK(fds[nr] >= 0, "counter %u: %s", nr, strerror(errno));
 	}
 	if (faulters) {
