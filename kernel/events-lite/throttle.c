@@ -39,9 +39,11 @@
  * with IRQs off. An NMI that interrupts an update can make a sum miss,
  * or charge to the wrong owner, one overflow's time. Each owner stops
  * at its share of the total so far, so the bound is exceeded by at most
- * an overflow per counter and the owners' staggered shares (a tick of n
- * owners at most about 1 + 1/2 + ... + 1/n limits); software clocks
- * stop all of an owner's clocks of the CPU at once (software.c).
+ * an overflow per counter (a few for a counter whose cost just rose:
+ * charges are averaged, see pmc_counter_took()) and the owners'
+ * staggered shares (a tick of n owners at most about 1 + 1/2 + ... +
+ * 1/n limits); software clocks stop all of an owner's clocks of the CPU
+ * at once (software.c).
  *
  * The table has PMC_BUDGET_OWNERS slots, filled in the order owners
  * first overflow in the tick. One user can act under many uids (a
