@@ -61,6 +61,7 @@
 #include <linux/sched/clock.h>
 #include <asm/apic.h>
 #include <asm/irq_regs.h>
+#include <asm/nmi.h>
 
 #include "emu.h"
 

@@ -43,6 +43,7 @@
 #include <linux/pmc.h>
 #include <linux/smp.h>
 #include <linux/sysfs.h>
+#include <asm/nmi.h>
 
 #include "emu.h"
 

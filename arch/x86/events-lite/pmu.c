@@ -53,6 +53,7 @@
 #include <asm/apic.h>
 #include <asm/cpuid/api.h>
 #include <asm/msr.h>
+#include <asm/nmi.h>
 #include <asm/tlbflush.h>
 
 #include "pmc_x86.h"
