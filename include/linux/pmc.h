@@ -178,6 +178,12 @@ struct pmc_counter {
 	struct mutex mmap_mutex;	/* rb, and a buffer's last unmap */
 	wait_queue_head_t waitq;
 	struct fasync_struct *fasync;
+	/*
+	 * The SIGIO code (POLL_IN, POLL_HUP) the last overflow asked for:
+	 * set by the overflow path (any context, NMI included) on the
+	 * counter's CPU, taken by wakeup_work with xchg().
+	 */
+	int pending_kill;
 	struct irq_work wakeup_work;
 	struct irq_work disable_work;	/* REFRESH budget used up */
 	struct work_struct disable_task_work;	/* ...and the task moved */

@@ -479,7 +479,7 @@ int pmc_task_disable(void)
 	return pmc_task_set_enabled(false);
 }
 
-/* Tell poll() and SIGIO users of a dead context's counters: POLLHUP. */
+/* Wake poll() on a dead context's counters: POLLHUP (no SIGIO, as perf). */
 static void pmc_ctx_kick_readers(struct pmc_context *ctx)
 {
 	struct list_head *lists[] = { &ctx->pinned_groups,

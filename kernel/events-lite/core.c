@@ -110,7 +110,7 @@ static const struct pmc_pmu *pmc_find_pmu(const struct pmc_attr *attr)
 	case PMC_TYPE_TRACEPOINT:
 		return ERR_PTR(-EOPNOTSUPP);
 	default:
-		return ERR_PTR(-EINVAL);
+		return ERR_PTR(-ENOENT);	/* perf's answer for a type no PMU has */
 	}
 }
 
@@ -169,6 +169,8 @@ static struct task_struct *pmc_find_task(pid_t pid)
 
 	if (!pid)
 		return get_task_struct(current);
+	if (pid < 0)
+		return NULL;	/* ESRCH, as perf */
 	guard(rcu)();
 	task = find_task_by_vpid(pid);
 	return task ? get_task_struct(task) : NULL;
@@ -403,11 +405,21 @@ SYSCALL_DEFINE5(pmc_open, struct pmc_attr __user *, uattr, pid_t, pid,
 		return ret;
 	if (flags & ~PMC_FLAG_FD_CLOEXEC)
 		return -EINVAL;
-	if (pid < -1 || (pid == -1 && cpu == -1))
+	if (pid == -1 && cpu == -1)
 		return -EINVAL;
 	ret = pmc_check_cpu(cpu);
 	if (ret)
 		return ret;
+
+	/* A bad group_fd is reported before any permission check, as perf. */
+	CLASS(fd, group)(group_fd);
+	if (group_fd != -1) {
+		if (fd_empty(group))
+			return -EBADF;
+		leader = pmc_file_counter(fd_file(group));
+		if (!leader)
+			return -EINVAL;
+	}
 	ret = pmc_check_permission(&attr, pid);
 	if (ret)
 		return ret;
@@ -420,15 +432,6 @@ SYSCALL_DEFINE5(pmc_open, struct pmc_attr __user *, uattr, pid_t, pid,
 	 */
 	if (attr.exclude_idle && pmu != &pmc_sw_pmu)
 		return -EOPNOTSUPP;
-
-	CLASS(fd, group)(group_fd);
-	if (group_fd != -1) {
-		if (fd_empty(group))
-			return -EBADF;
-		leader = pmc_file_counter(fd_file(group));
-		if (!leader)
-			return -EINVAL;
-	}
 	if (pid == -1)
 		return pmc_open_counter(&attr, pmu, NULL, cpu, leader, flags);
 

@@ -162,6 +162,7 @@ bool pmc_rb_write(struct pmc_counter *counter, const struct pmc_rb_part *parts,
 void pmc_rb_lost(struct pmc_counter *counter, u64 nr);
 void pmc_rb_flush(struct pmc_counter *counter);
 void pmc_rb_kick(struct pmc_counter *counter);
+void pmc_rb_signal(struct pmc_counter *counter, int code);
 void pmc_rb_counter_init(struct pmc_counter *counter);
 void pmc_rb_counter_destroy(struct pmc_counter *counter);
 __poll_t pmc_rb_poll(struct pmc_counter *counter, struct file *file,

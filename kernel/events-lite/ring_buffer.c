@@ -160,18 +160,39 @@ static void pmc_rb_wakeup(struct pmc_counter *owner, struct pmc_ring_buffer *rb)
 
 /*
  * irq_work (hardirq; a per-CPU kthread on PREEMPT_RT): wake poll() and
- * send SIGIO, outside any writer's context. Its time counts in the
- * overflow time bound (see throttle.c).
+ * send the SIGIO an overflow asked for, outside any writer's context.
+ * A copy has no file: its signal goes to its original's owner. Its time
+ * counts in the overflow time bound (see throttle.c).
  */
 static void pmc_rb_wakeup_work(struct irq_work *work)
 {
 	struct pmc_counter *counter = container_of(work, struct pmc_counter,
 						   wakeup_work);
+	int code = xchg(&counter->pending_kill, 0);
 	u64 start = local_clock();
 
 	wake_up_all(&counter->waitq);
-	kill_fasync(&counter->fasync, SIGIO, POLL_IN);
+	if (code)
+		kill_fasync(&pmc_rb_owner(counter)->fasync, SIGIO, code);
 	pmc_wakeup_took(counter, local_clock() - start);
+}
+
+/**
+ * pmc_rb_signal() - send SIGIO for one overflow of @counter
+ * @counter: the overflowing counter
+ * @code: POLL_IN, or POLL_HUP for the last overflow of a REFRESH budget
+ *
+ * One overflow, one signal, to the owner set with F_SETOWN and O_ASYNC,
+ * whether or not a buffer is mapped and whatever wakeup_events says, as
+ * perf does. Wakeups of the buffer alone send none. Any context, NMI
+ * included.
+ */
+void pmc_rb_signal(struct pmc_counter *counter, int code)
+{
+	if (!READ_ONCE(pmc_rb_owner(counter)->fasync))
+		return;
+	WRITE_ONCE(counter->pending_kill, code);
+	irq_work_queue(&counter->wakeup_work);
 }
 
 void pmc_rb_counter_init(struct pmc_counter *counter)
@@ -456,8 +477,12 @@ __poll_t pmc_rb_poll(struct pmc_counter *counter, struct file *file,
 			events |= EPOLLIN | EPOLLRDNORM;
 	}
 	rcu_read_unlock();
-	/* The monitored task is gone and everything has been read. */
-	if (READ_ONCE(counter->ctx->task) == PMC_TASK_DEAD && drained)
+	/*
+	 * The monitored task is gone: POLLHUP at once, with POLLIN while
+	 * records remain, so that a reader that polls without reading
+	 * still sees the end, as with perf.
+	 */
+	if (READ_ONCE(counter->ctx->task) == PMC_TASK_DEAD)
 		events |= EPOLLHUP;
 	return events;
 }

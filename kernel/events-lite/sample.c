@@ -227,7 +227,7 @@ lost:
 void pmc_counter_overflow(struct pmc_counter *counter, struct pt_regs *regs,
 			  u64 addr)
 {
-	int left;
+	int left = 1;
 
 	atomic64_inc(&counter->overflows);
 	if (!pmc_throttle_sample(counter))
@@ -245,6 +245,8 @@ void pmc_counter_overflow(struct pmc_counter *counter, struct pt_regs *regs,
 	if (counter->attr.exclude_kernel && !user_mode(regs) && current->mm)
 		regs = task_pt_regs(current);
 	pmc_sample(counter, regs, addr);
+	/* The budget's last overflow hangs up, as perf's event_limit does. */
+	pmc_rb_signal(counter, left ? POLL_IN : POLL_HUP);
 }
 
 /**

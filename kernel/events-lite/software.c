@@ -342,7 +342,7 @@ static void pmc_sw_clock_stop(struct pmc_counter *counter)
 static int pmc_sw_init(struct pmc_counter *counter)
 {
 	if (PMC_CONFIG_ID(counter->attr.config) >= PMC_SW_MAX)
-		return -EINVAL;
+		return -ENOENT;
 	if (counter->attr.irq_period && pmc_sw_is_clock(counter)) {
 		timerqueue_init(&counter->sw_clock_node);
 		/* in ns, for the first add() */
@@ -506,12 +506,14 @@ const struct pmc_pmu pmc_sw_pmu = {
 	.sample_read = pmc_sw_sample_read,
 };
 
-/* exclude_user/exclude_kernel filter by the mode the event came from. */
+/*
+ * exclude_user/exclude_kernel filter by the mode the event came from.
+ * Events without registers (context switches, migrations) happen in
+ * the kernel: exclude_kernel leaves them out, as perf does.
+ */
 static bool pmc_sw_excluded(struct pmc_counter *counter, struct pt_regs *regs)
 {
-	if (!regs)
-		return false;
-	if (user_mode(regs))
+	if (regs && user_mode(regs))
 		return counter->attr.exclude_user;
 	return counter->attr.exclude_kernel;
 }

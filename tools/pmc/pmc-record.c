@@ -739,10 +739,10 @@ static int finish_output(struct recording *rec)
 }
 
 /*
- * Drain the ring until the kernel says the task is gone and everything
- * was read (POLLHUP), or until we have reaped the command ourselves and
- * the rings are empty: its exit is complete by then, so nothing of it
- * can still arrive. Inherited copies in processes that outlive the
+ * Drain the ring until the kernel says the task is gone (POLLHUP) and
+ * it was read once more, or until we have reaped the command ourselves
+ * and the rings are empty: its exit is complete by then, so nothing of
+ * it can still arrive. Inherited copies in processes that outlive the
  * command are not waited for, as pmc-stat does not wait for them either.
  * With -p, -t or -a and no command (@child NULL): until the threads are
  * gone, or SIGINT.
@@ -782,9 +782,9 @@ static int record_loop(struct recording *rec, struct pmc_child *child)
 			}
 		}
 		/*
-		 * A task's counter hangs up once its task is gone and all
-		 * was read, and says so at every poll() from then on: poll
-		 * the others only, until none is left.
+		 * A task's counter hangs up once its task is gone, and says
+		 * so at every poll() from then on; the drain above read what
+		 * it had: poll the others only, until none is left.
 		 */
 		for (t = 0; t < live; t++)
 			if (rec->cpus || n <= 0 || !(revents[t] & POLLHUP))

@@ -191,7 +191,7 @@ static const char *counts_here(__u64 config)
 	}
 	if (errno == ENODEV)
 		return "no hardware PMU (ENODEV)";
-	if (errno == EINVAL || errno == EOPNOTSUPP)
+	if (errno == ENOENT || errno == EINVAL || errno == EOPNOTSUPP)
 		return "not supported by this PMU";
 	return strerror(errno);
 }
@@ -430,7 +430,8 @@ static void open_error(size_t i, size_t t, pid_t pid, int err)
  */
 static bool unsupported(const struct stat_counter *c, int cpu, int err)
 {
-	if (!pmc_config_needs_pmu(c->config) || (err != ENODEV && err != EINVAL))
+	if (!pmc_config_needs_pmu(c->config) ||
+	    (err != ENODEV && err != ENOENT && err != EINVAL))
 		return false;
 	return cpu < 0 || (cpu < get_nprocs_conf() && !pmc_cpu_offline(cpu));
 }

@@ -248,8 +248,9 @@ const struct pmc_x86_model *pmc_x86_model_for(const struct pmc_x86_cpu_desc *cpu
 
 /*
  * Translate a pmc_attr config into an event select without the bits the
- * kernel owns. EINVAL for an event the model cannot count, and for raw
- * values with bits the kernel owns or the model does not have.
+ * kernel owns. ENOENT for a generic event the model does not have, as
+ * perf; EINVAL for raw values with bits the kernel owns or the model
+ * does not have.
  */
 int pmc_x86_event_config(const struct pmc_x86_model *model, u64 config,
 			 u64 *sel)
@@ -267,7 +268,7 @@ int pmc_x86_event_config(const struct pmc_x86_model *model, u64 config,
 		return -EINVAL;
 	id = PMC_CONFIG_ID(config);
 	if (id >= PMC_HW_MAX || !model->event_map[id])
-		return -EINVAL;
+		return -ENOENT;
 	*sel = model->event_map[id];
 	return 0;
 }

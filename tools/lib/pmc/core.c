@@ -2,7 +2,11 @@
 /*
  * The pmc_open(2) wrapper and counter reads.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE		/* F_SETSIG, F_SETOWN_EX, gettid() */
+#endif
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/syscall.h>
@@ -18,6 +22,20 @@ int pmc_open(struct pmc_attr *attr, pid_t pid, int cpu, int group_fd,
 	     unsigned long flags)
 {
 	return syscall(__NR_pmc_open, attr, pid, cpu, group_fd, flags);
+}
+
+int pmc_overflow_signal(int fd, int sig)
+{
+	struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = gettid() };
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags < 0)
+		return -1;
+	if (!sig)
+		return fcntl(fd, F_SETFL, flags & ~O_ASYNC);
+	if (fcntl(fd, F_SETOWN_EX, &owner) || fcntl(fd, F_SETSIG, sig))
+		return -1;
+	return fcntl(fd, F_SETFL, flags | O_ASYNC);
 }
 
 int pmc_read_count(int fd, struct pmc_count *c)

@@ -26,6 +26,20 @@ int pmc_open(struct pmc_attr *attr, pid_t pid, int cpu, int group_fd,
 	     unsigned long flags);
 
 /*
+ * pmc_overflow_signal() - have counter @fd send @sig at each overflow
+ *
+ * What self-monitoring code sets up with fcntl(), as for perf: @sig goes
+ * to the calling thread (F_SETOWN_EX, F_OWNER_TID) instead of SIGIO
+ * (F_SETSIG), so its siginfo has si_fd, and si_code POLL_IN, or POLL_HUP
+ * for the last overflow of a PMC_IOC_REFRESH budget. Each overflow of a
+ * sampling counter sends one; a real-time @sig queues, so a handler
+ * sees every one. @sig 0 turns them off.
+ *
+ * Return: 0, or -1 with errno from fcntl().
+ */
+int pmc_overflow_signal(int fd, int sig);
+
+/*
  * pmc_open_strerror() - why pmc_open(@attr, @pid, @cpu, ...) failed with
  * @err, in a sentence that ends with the errno's name and says what to
  * change (a privilege, kernel.pmc_paranoid, ulimit -n, ...) where there
@@ -353,8 +367,9 @@ void pmc_ring_times(const struct pmc_ring *r, __u64 *enabled,
  * is gone
  *
  * Return: poll()'s count, with each ring's revents in @revents[i]
- * (POLLIN: a page or wakeup_events samples; POLLHUP: the task exited and
- * everything was read); -1 with errno (EINTR included).
+ * (POLLIN: a page or wakeup_events samples, or records still unread
+ * when the task is gone; POLLHUP: the task exited); -1 with errno (EINTR
+ * included).
  */
 int pmc_ring_poll(struct pmc_ring *const *rings, size_t nr, int timeout_ms,
 		  short *revents);

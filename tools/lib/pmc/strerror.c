@@ -63,8 +63,12 @@ char *pmc_open_strerror(const struct pmc_attr *attr, pid_t pid, int cpu,
 		snprintf(buf, size, "no hardware PMU (ENODEV): only software events count here");
 	else if (err == EINVAL && cpu >= 0 && cpu >= sysconf(_SC_NPROCESSORS_CONF))
 		snprintf(buf, size, "there is no CPU %d (EINVAL)", cpu);
+	else if (err == ENOENT && hw)
+		snprintf(buf, size, "this CPU's PMU has no such event (ENOENT)");
+	else if (err == ENOENT)
+		snprintf(buf, size, "no such event type or software event in this kernel (ENOENT)");
 	else if (err == EINVAL && hw)
-		snprintf(buf, size, "not supported by this CPU's PMU, or more hardware counters in one group than it has (EINVAL)");
+		snprintf(buf, size, "a raw event this CPU's PMU cannot take, or more hardware counters in one group than it has (EINVAL)");
 	else if (err == EOPNOTSUPP && !(attr->config & PMC_CONFIG_RAW) &&
 		 PMC_CONFIG_TYPE(attr->config) == PMC_TYPE_TRACEPOINT)
 		snprintf(buf, size, "tracepoints are not supported (EOPNOTSUPP)");

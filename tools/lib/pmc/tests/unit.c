@@ -110,8 +110,12 @@ int main(void)
 	      says(ENODEV, &hw, 0, -1, "no hardware PMU (ENODEV)"));
 	check("strerror: EINVAL on a CPU that does not exist",
 	      says(EINVAL, &sw, -1, 65535, "there is no CPU 65535 (EINVAL)"));
-	check("strerror: EINVAL of a hardware event: this PMU",
-	      says(EINVAL, &hw, 0, -1, "not supported by this CPU's PMU"));
+	check("strerror: EINVAL of a hardware event: a raw event or the group",
+	      says(EINVAL, &hw, 0, -1, "a raw event this CPU's PMU cannot take"));
+	check("strerror: ENOENT of a hardware event: this PMU has none",
+	      says(ENOENT, &hw, 0, -1, "this CPU's PMU has no such event (ENOENT)"));
+	check("strerror: ENOENT of a software event: this kernel",
+	      says(ENOENT, &sw, 0, -1, "no such event type or software event"));
 	check("strerror: EMFILE says ulimit -n",
 	      says(EMFILE, &sw, 0, -1, "ulimit -n (EMFILE)"));
 	check("strerror: others as strerror()",

@@ -109,6 +109,15 @@ static inline void counter_ioctl(struct __test_metadata *_metadata, int fd,
 	}
 }
 
+/* Send @sig, with si_fd, to this thread at each overflow of @fd. */
+static inline void sigio_to_me(struct __test_metadata *_metadata, int fd,
+			       int sig)
+{
+	ASSERT_EQ(0, pmc_overflow_signal(fd, sig)) {
+		TH_LOG("fd %d: %s", fd, strerror(errno));
+	}
+}
+
 /* A number in counter @fd's fdinfo, or fail the test. */
 static inline __u64 fdinfo_count(struct __test_metadata *_metadata, int fd,
 				 const char *name)

@@ -386,16 +386,6 @@ static long region_page(const char *region, size_t nr, __u64 addr)
 	return (addr - start) / page_size();
 }
 
-/* POLL* bits poll() reports for @fd now, without waiting. */
-static short poll_now(int fd)
-{
-	struct pollfd pfd = { .fd = fd, .events = POLLIN };
-
-	if (poll(&pfd, 1, 0) < 0)
-		return -1;
-	return pfd.revents;
-}
-
 /*
  * The hot loop and its two callers, in this order, each with a frame
  * pointer whatever the compiler flags: hot_outer() calls hot_middle(),
@@ -1835,10 +1825,10 @@ TEST_F(sample, fork_exit_records)
 
 /*
  * poll(): with wakeup_events = 5, POLLIN once 5 samples arrived since
- * the last wakeup, not before; with 0, once a page filled. POLLHUP
- * once the child the counter is on has exited and the buffer is
- * drained. The buffer is drained before each poll(), so that only the
- * wakeups are seen.
+ * the last wakeup, not before; with 0, once a page filled. POLLHUP as
+ * soon as the child the counter is on has exited, with POLLIN while
+ * records remain, as perf. The buffer is drained before each poll(),
+ * so that only the wakeups are seen.
  */
 TEST_F(sample, poll_wakeup)
 {
@@ -1896,15 +1886,16 @@ TEST_F(sample, poll_wakeup)
 	EXPECT_TRUE(pfd.revents & POLLIN) TH_LOG("revents %#x", pfd.revents);
 	stepper_wait(_metadata, &st);
 
-	/* POLLHUP: the child has exited, but not before all is read */
+	/* POLLHUP once the child has exited, read or not */
 	stepper_step(_metadata, &st, 1);
 	stepper_quit(_metadata, &st);
 	ev = poll_now(fd);
-	EXPECT_FALSE(ev & POLLHUP) TH_LOG("POLLHUP with unread data");
+	EXPECT_TRUE(ev & POLLHUP) TH_LOG("poll %#x with unread data", ev);
 	EXPECT_TRUE(ev & POLLIN) TH_LOG("poll %#x", ev);
 	collect(_metadata, &rb, REC_FAULT, &r);
 	ev = poll_now(fd);
 	EXPECT_TRUE(ev & POLLHUP) TH_LOG("poll %#x after draining", ev);
+	EXPECT_FALSE(ev & POLLIN) TH_LOG("poll %#x after draining", ev);
 	records_free(&r);
 	rb_unmap(&rb);
 	close(fd);
@@ -1941,63 +1932,182 @@ TEST_F(sample, poll_wakeup)
 	munmap(st.pages, st.nr_pages * page_size());
 }
 
-/*
- * SIGIO: with O_ASYNC, F_SETOWN and F_SETSIG, the wakeup after
- * wakeup_events samples sends SIGIO with si_fd; fewer samples send none.
- */
-TEST_F(sample, sigio)
+/* A poll() asleep on a drained buffer wakes when the task exits. */
+TEST_F(sample, pollhup_wakes_poll)
 {
-	const struct timespec none = { .tv_nsec = 20 * 1000 * 1000 };
-	const struct timespec wait = { .tv_sec = 5 };
-	const unsigned int wakeup = 3;
 	struct pmc_attr attr;
-	siginfo_t info;
-	__u64 samples;
-	sigset_t set;
+	struct stepper st;
+	struct records r;
+	struct pollfd pfd = { .events = POLLIN };
 	struct rb rb;
-	char *region;
-	int fd, sig;
-	size_t i;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGIO);
-	ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &set, NULL));
-	region = fresh_pages(_metadata, 16);
-
+	stepper_spawn(_metadata, &st, 4);
 	pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, 0);
 	attr.irq_period = 1;
 	attr.record_type = REC_FAULT;
-	attr.wakeup_events = wakeup;
-	attr.disabled = 1;
-	fd = counter_open(_metadata, &attr, 0, -1, -1);
-	map_buffer(_metadata, &rb, fd, 2, true);
-	ASSERT_EQ(0, fcntl(fd, F_SETOWN, getpid()));
-	ASSERT_EQ(0, fcntl(fd, F_SETSIG, SIGIO));
-	ASSERT_EQ(0, fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_ASYNC));
+	pfd.fd = counter_open(_metadata, &attr, st.pid, -1, -1);
+	map_buffer(_metadata, &rb, pfd.fd, 2, true);
+	records_reserve(_metadata, &r, 16);
+	stepper_step(_metadata, &st, 2);
+	collect(_metadata, &rb, REC_FAULT, &r);
+	EXPECT_LE(2, r.nr);
+	EXPECT_EQ(0, poll_now(pfd.fd) & (POLLIN | POLLHUP));
 
-	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
-	for (i = 0; i < 16; i++) {
-		touch_pages(region + i * page_size(), 1);
-		samples = pmc_ring_data_head(&rb.r) / FAULT_SAMPLE_SIZE;
-		if (samples >= wakeup)
-			break;
-		sig = sigtimedwait(&set, &info, &none);
-		EXPECT_EQ(-1, sig) {
-			TH_LOG("SIGIO after %llu samples, want %u",
-			       (unsigned long long)samples, wakeup);
+	stepper_send(_metadata, &st, 0);	/* exits while we sleep */
+	EXPECT_EQ(1, poll(&pfd, 1, 10000)) TH_LOG("poll(): %s", strerror(errno));
+	EXPECT_TRUE(pfd.revents & POLLHUP) TH_LOG("revents %#x", pfd.revents);
+	ASSERT_EQ(0, reap(_metadata, st.pid, NULL));
+	close(st.cmd[1]);
+	close(st.ack[0]);
+	records_free(&r);
+	rb_unmap(&rb);
+	close(pfd.fd);
+	munmap(st.pages, st.nr_pages * page_size());
+}
+
+/* A page-fault sampler on this task, disabled. */
+static int fault_sampler(struct __test_metadata *_metadata, __u64 period,
+			 __u32 wakeup_events, bool inherit)
+{
+	struct pmc_attr attr;
+
+	pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, 0);
+	attr.irq_period = period;
+	attr.record_type = REC_FAULT;
+	attr.wakeup_events = wakeup_events;
+	attr.inherit = inherit;
+	attr.disabled = 1;
+	return counter_open(_metadata, &attr, 0, -1, -1);
+}
+
+static int fault_child(void *arg)
+{
+	size_t nr = *(size_t *)arg;
+	char *p = map_fresh_pages(nr);
+
+	CHILD_CHECK(p, "%s", strerror(errno));
+	touch_pages(p, nr);
+	return 0;
+}
+
+/*
+ * SIGIO as perf sends it: with O_ASYNC and F_SETOWN, one signal per
+ * overflow of a sampling counter, POLL_IN, with a buffer mapped or not,
+ * whatever wakeup_events says, from several counters to one process;
+ * and an inherited copy's overflows signal the original's owner. A
+ * real-time signal (F_SETSIG) queues, so that each can be counted, and
+ * si_fd tells the counters apart.
+ */
+TEST_F(sample, sigio_per_overflow)
+{
+	enum { NR_FDS = 4, NR_PAGES = 12, MAX_SIGS = 256 };
+	static const __u64 period[NR_FDS] = { 1, 1, 3, 1 };
+	int fd[NR_FDS], fds[MAX_SIGS], codes[MAX_SIGS], sig = SIGRTMIN + 1;
+	unsigned int got[NR_FDS] = { 0 }, n, i, k;
+	__u64 want[NR_FDS], total = 0;
+	size_t child_pages = 5;
+	sigset_t set;
+	char *region;
+	struct rb rb;
+	pid_t child;
+
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &set, NULL));
+	region = fresh_pages(_metadata, NR_PAGES);
+	/*
+	 * 0: a buffer that wakes every 5 samples; 1: no buffer; 2: no
+	 * buffer, every third fault; 3: inherited, no buffer.
+	 */
+	for (i = 0; i < NR_FDS; i++) {
+		fd[i] = fault_sampler(_metadata, period[i], i ? 0 : 5, i == 3);
+		sigio_to_me(_metadata, fd[i], sig);
+	}
+	map_buffer(_metadata, &rb, fd[0], 2, true);
+
+	for (i = 0; i < NR_FDS; i++)
+		counter_ioctl(_metadata, fd[i], PMC_IOC_ENABLE);
+	touch_pages(region, NR_PAGES);
+	child = spawn(_metadata, fault_child, &child_pages);
+	ASSERT_EQ(0, reap(_metadata, child, NULL));
+	for (i = 0; i < NR_FDS; i++)
+		counter_ioctl(_metadata, fd[i], PMC_IOC_DISABLE);
+
+	for (i = 0; i < NR_FDS; i++) {
+		want[i] = nr_overflows(_metadata, fd[i]);
+		total += want[i];
+	}
+	EXPECT_LE(NR_PAGES, want[0]);
+	EXPECT_LE(NR_PAGES, want[1]);
+	EXPECT_LE(NR_PAGES / 3, want[2]);
+	EXPECT_LE(NR_PAGES + child_pages, want[3]);
+	ASSERT_GT(MAX_SIGS, total);
+
+	n = take_signals(sig, total, MAX_SIGS, fds, codes);
+	for (k = 0; k < n && k < MAX_SIGS; k++) {
+		for (i = 0; i < NR_FDS && fds[k] != fd[i]; i++)
+			;
+		ASSERT_GT(NR_FDS, i) TH_LOG("signal %u: si_fd %d", k, fds[k]);
+		EXPECT_EQ(POLL_IN, codes[k]) TH_LOG("signal %u of fd %d", k, fds[k]);
+		got[i]++;
+	}
+	for (i = 0; i < NR_FDS; i++) {
+		EXPECT_EQ(want[i], got[i]) {
+			TH_LOG("counter %u: %llu overflows, %u signals", i,
+			       (unsigned long long)want[i], got[i]);
 		}
 	}
-	ASSERT_GE(pmc_ring_data_head(&rb.r) / FAULT_SAMPLE_SIZE, wakeup);
-	sig = sigtimedwait(&set, &info, &wait);
-	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
-	ASSERT_EQ(SIGIO, sig) TH_LOG("no SIGIO: %s", strerror(errno));
-	EXPECT_EQ(fd, info.si_fd);
-	EXPECT_EQ(POLL_IN, info.si_code);
-	EXPECT_TRUE(info.si_band & POLLIN) TH_LOG("si_band %#lx", info.si_band);
 
 	rb_unmap(&rb);
+	for (i = 0; i < NR_FDS; i++)
+		close(fd[i]);
+	munmap(region, NR_PAGES * page_size());
+	ASSERT_EQ(0, sigprocmask(SIG_UNBLOCK, &set, NULL));
+}
+
+/*
+ * PMC_IOC_REFRESH(n): n overflows, n signals, the last one POLL_HUP, as
+ * perf's; one each, though a buffer is mapped and each sample wakes it.
+ */
+TEST_F(sample, refresh_signals)
+{
+	enum { NR_PAGES = 16, MAX_SIGS = 32 };
+	static const unsigned int budget[] = { 3, 1, 2 };
+	int fds[MAX_SIGS], codes[MAX_SIGS], sig = SIGRTMIN + 2, fd;
+	unsigned int n, i, k, used = 0;
+	sigset_t set;
+	char *region;
+	struct rb rb;
+
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	ASSERT_EQ(0, sigprocmask(SIG_BLOCK, &set, NULL));
+	region = fresh_pages(_metadata, NR_PAGES);
+	fd = fault_sampler(_metadata, 1, 1, false);
+	map_buffer(_metadata, &rb, fd, 2, true);
+	sigio_to_me(_metadata, fd, sig);
+
+	for (i = 0; i < ARRAY_SIZE(budget); i++) {
+		ASSERT_EQ(0, ioctl(fd, PMC_IOC_REFRESH, budget[i])) {
+			TH_LOG("%s", strerror(errno));
+		}
+		touch_pages(region + used * page_size(), 4);
+		used += 4;
+		n = take_signals(sig, budget[i], MAX_SIGS, fds, codes);
+		EXPECT_EQ(budget[i], n) TH_LOG("REFRESH(%u)", budget[i]);
+		for (k = 0; k < n && k < MAX_SIGS; k++) {
+			EXPECT_EQ(fd, fds[k]);
+			EXPECT_EQ(k + 1 < budget[i] ? POLL_IN : POLL_HUP,
+				  codes[k]) {
+				TH_LOG("REFRESH(%u): signal %u has si_code %d",
+				       budget[i], k + 1, codes[k]);
+			}
+		}
+	}
+	rb_unmap(&rb);
 	close(fd);
-	munmap(region, 16 * page_size());
+	munmap(region, NR_PAGES * page_size());
+	ASSERT_EQ(0, sigprocmask(SIG_UNBLOCK, &set, NULL));
 }
 
 /*

@@ -36,6 +36,8 @@
 #define GROUP_TIMES	(PMC_FORMAT_GROUP | ALL_TIMES)
 
 #define SW(id)		PMC_CONFIG(PMC_TYPE_SOFTWARE, (id))
+#define NO_KERNEL_SWITCHES \
+	"context switches happen in kernel mode, which this user may not count (as with perf)"
 
 /* CPU time burnt where a counter only has to move. */
 #define SHORT_BURN_NS	(30 * NSEC_PER_MSEC)
@@ -93,8 +95,9 @@ enum {
 /*
  * open_counter() - a user-mode counter on the calling task, or fail
  *
- * exclude_kernel is always set: pmc_paranoid 2 demands it from an
- * unprivileged caller, and neither clocks nor the emulated PMU care.
+ * exclude_kernel is set: pmc_paranoid 2 demands it from an unprivileged
+ * caller, and neither clocks nor the emulated PMU care. Context switches
+ * and migrations, which happen in kernel mode, count it where allowed.
  *
  * A test that compares a count with its task's CPU time takes that time
  * after the open: the open's own CPU time is the opener's, and no
@@ -109,7 +112,11 @@ static int open_counter(struct __test_metadata *_metadata, __u64 config,
 {
 	struct pmc_attr attr;
 
-	pmc_sw_attr(&attr, 0, read_format);
+	if (config == SW(PMC_SW_CONTEXT_SWITCHES) ||
+	    config == SW(PMC_SW_CPU_MIGRATIONS))
+		pmc_sw_attr_kernel(&attr, PMC_CONFIG_ID(config), read_format);
+	else
+		pmc_sw_attr(&attr, 0, read_format);
 	attr.config = config;
 	attr.disabled = !!(flags & OPEN_DISABLED);
 	attr.pinned = !!(flags & OPEN_PINNED);
@@ -1021,6 +1028,8 @@ TEST_F(sched, inherit_group)
 	int leader, switches, own, i;
 	pid_t pids[NR_SLEEPERS];
 
+	if (!may_count_kernel())
+		SKIP(return, "%s", NO_KERNEL_SWITCHES);
 	leader = open_counter(_metadata, SW(PMC_SW_TASK_CLOCK), -1,
 			      GROUP_TIMES, OPEN_INHERIT);
 	switches = open_counter(_metadata, SW(PMC_SW_CONTEXT_SWITCHES), leader,
@@ -1118,6 +1127,8 @@ TEST_F_TIMEOUT(sched, inherit_2000_children, 90)
 	struct group_reading g;
 	bool slab;
 
+	if (!may_count_kernel())
+		SKIP(return, "%s", NO_KERNEL_SWITCHES);
 	slab = slab_baseline(_metadata, base);
 	whole = family_cputime_ns();
 	leader = open_counter(_metadata, SW(PMC_SW_TASK_CLOCK), -1,

@@ -510,15 +510,16 @@ TEST_F(pmc, event_types)
 	attr.config = PMC_CONFIG(PMC_TYPE_TRACEPOINT, 1);
 	EXPECT_EQ(EOPNOTSUPP, pmc_open_errno(&attr, 0, -1, -1, 0));
 
+	/* unknown types and software ids: ENOENT, as perf */
 	attr.config = PMC_CONFIG(3, 0);
-	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
+	EXPECT_EQ(ENOENT, pmc_open_errno(&attr, 0, -1, -1, 0));
 	attr.config = PMC_CONFIG(0x7f, 0);
-	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
+	EXPECT_EQ(ENOENT, pmc_open_errno(&attr, 0, -1, -1, 0));
 
 	attr.config = PMC_CONFIG(PMC_TYPE_SOFTWARE, PMC_SW_MAX);
-	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
+	EXPECT_EQ(ENOENT, pmc_open_errno(&attr, 0, -1, -1, 0));
 	attr.config = PMC_CONFIG(PMC_TYPE_SOFTWARE, PMC_CONFIG_ID_MASK);
-	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
+	EXPECT_EQ(ENOENT, pmc_open_errno(&attr, 0, -1, -1, 0));
 }
 
 /* Software counters sample too, inherited ones included. */
@@ -585,8 +586,10 @@ TEST_F(pmc, bad_pid)
 	pid_t gone;
 
 	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
-	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, -2, -1, -1, 0));
-	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, INT_MIN, -1, -1, 0));
+	/* no task has a pid below -1: ESRCH, as perf */
+	EXPECT_EQ(ESRCH, pmc_open_errno(&attr, -2, -1, -1, 0));
+	EXPECT_EQ(ESRCH, pmc_open_errno(&attr, INT_MIN, -1, -1, 0));
+	EXPECT_EQ(ESRCH, pmc_open_errno(&attr, -2, 0, -1, 0));
 	/* "every task on every CPU" is not a counter */
 	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, -1, -1, -1, 0));
 
@@ -638,6 +641,50 @@ TEST_F(pmc, bad_cpu)
 	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, INT_MAX, -1, 0));
 	/* positive control: this task, on one CPU only */
 	EXPECT_EQ(0, pmc_open_errno(&attr, 0, cpu, -1, 0));
+}
+
+/*
+ * In an unprivileged child: a bad group_fd is reported before the
+ * permission checks, as perf does, so the caller learns what to fix.
+ */
+static int bad_group_unprivileged(void *arg)
+{
+	int cpu = *(int *)arg, gone, pipefd[2], err;
+	struct pmc_attr attr;
+	long level = 2;
+
+	CHILD_CHECK(pipe(pipefd) == 0, "%s", strerror(errno));
+	gone = dup(pipefd[0]);
+	CHILD_CHECK(gone >= 0, "%s", strerror(errno));
+	close(gone);
+	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
+	/* a per-CPU counter needs privilege */
+	err = pmc_open_errno(&attr, -1, cpu, gone, 0);
+	CHILD_CHECK(err == EBADF, "per-CPU, closed group_fd: %s", strerror(err));
+	err = pmc_open_errno(&attr, -1, cpu, pipefd[0], 0);
+	CHILD_CHECK(err == EINVAL, "per-CPU, a pipe as group_fd: %s",
+		    strerror(err));
+	/* and so does kernel mode, at pmc_paranoid 2 */
+	attr.exclude_kernel = 0;
+	err = pmc_open_errno(&attr, 0, -1, gone, 0);
+	CHILD_CHECK(err == EBADF, "kernel mode, closed group_fd: %s",
+		    strerror(err));
+	/* positive control: without the bad group_fd, the refusal */
+	attr.exclude_kernel = 1;
+	if (!read_int_file(PARANOID_PATH, &level) && level >= 1) {
+		err = pmc_open_errno(&attr, -1, cpu, -1, 0);
+		CHILD_CHECK(err == EACCES, "per-CPU at pmc_paranoid %ld: %s",
+			    level, strerror(err));
+	}
+	return 0;
+}
+
+TEST_F(pmc, group_fd_before_permission)
+{
+	int cpu;
+
+	ASSERT_EQ(1, allowed_cpus(&cpu, 1));
+	run_unprivileged(_metadata, bad_group_unprivileged, &cpu);
 }
 
 TEST_F(pmc, group_fd_errors)
@@ -897,14 +944,18 @@ static int pong(void *arg)
 
 /*
  * Two tasks on one CPU pass a byte back and forth: each round trip
- * switches both of them out at least once.
+ * switches both of them out at least once. Switches happen in kernel
+ * mode, as perf sees them: exclude_user changes nothing, exclude_kernel
+ * leaves every one out. A caller that may not count kernel mode
+ * (pmc_paranoid 2, no privilege) checks only the latter.
  */
 TEST_F(pmc, context_switches)
 {
-	int mine, mine_excl, theirs, i;
-	__u64 m0, e0, c0;
+	int mine, mine_excl, theirs, user, i;
+	__u64 m0, e0, c0, u0, want;
 	struct pmc_attr attr;
 	struct ping_pong pp;
+	bool kernel;
 	pid_t child;
 	char c = 'p';
 
@@ -916,59 +967,74 @@ TEST_F(pmc, context_switches)
 	close(pp.to_child[0]);
 	close(pp.to_parent[1]);
 
-	mine = sw_open(_metadata, PMC_SW_CONTEXT_SWITCHES, -1, 0);
-	/* the exclude bits do not apply to context switches */
-	pmc_sw_attr(&attr, PMC_SW_CONTEXT_SWITCHES, 0);
+	kernel = pmc_sw_attr_kernel(&attr, PMC_SW_CONTEXT_SWITCHES, 0);
+	mine = counter_open(_metadata, &attr, 0, -1, -1);
+	theirs = counter_open(_metadata, &attr, child, -1, -1);
 	attr.exclude_user = 1;
 	mine_excl = counter_open(_metadata, &attr, 0, -1, -1);
-	attr.exclude_user = 0;
-	theirs = counter_open(_metadata, &attr, child, -1, -1);
+	user = sw_open(_metadata, PMC_SW_CONTEXT_SWITCHES, -1, 0);
+	want = kernel ? NR_SWITCHES : 0;
 
 	m0 = counter_value(_metadata, mine);
 	e0 = counter_value(_metadata, mine_excl);
 	c0 = counter_value(_metadata, theirs);
+	u0 = counter_value(_metadata, user);
 	for (i = 0; i < NR_SWITCHES; i++) {
 		ASSERT_EQ(1, write(pp.to_child[1], &c, 1));
 		ASSERT_EQ(1, read(pp.to_parent[0], &c, 1));
 	}
-	EXPECT_LE(m0 + NR_SWITCHES, counter_value(_metadata, mine));
-	EXPECT_LE(e0 + NR_SWITCHES, counter_value(_metadata, mine_excl));
+	EXPECT_LE(m0 + want, counter_value(_metadata, mine));
+	EXPECT_LE(e0 + want, counter_value(_metadata, mine_excl));
+	EXPECT_EQ(u0, counter_value(_metadata, user)) {
+		TH_LOG("exclude_kernel counted a context switch");
+	}
 
 	close(pp.to_child[1]);
 	ASSERT_EQ(0, reap(_metadata, child, NULL));
 	/* the child's counter still reads after it exited */
-	EXPECT_LE(c0 + NR_SWITCHES, counter_value(_metadata, theirs));
+	EXPECT_LE(c0 + want, counter_value(_metadata, theirs));
 
+	close(user);
 	close(theirs);
 	close(mine_excl);
 	close(mine);
 	close(pp.to_parent[0]);
 }
 
-/* Every affinity change moves the task to the other CPU. */
+/*
+ * Every affinity change moves the task to the other CPU; migrations are
+ * kernel-mode events too.
+ */
 TEST_F(pmc, cpu_migrations)
 {
+	int cpus[2], plain, excl, user, i;
+	__u64 p0, e0, u0, want;
 	struct pmc_attr attr;
-	int cpus[2], plain, excl, i;
-	__u64 p0, e0;
 
 	if (allowed_cpus(cpus, 2) < 2)
 		SKIP(return, "needs two CPUs to migrate between");
 
-	plain = sw_open(_metadata, PMC_SW_CPU_MIGRATIONS, -1, 0);
-	pmc_sw_attr(&attr, PMC_SW_CPU_MIGRATIONS, 0);
+	want = pmc_sw_attr_kernel(&attr, PMC_SW_CPU_MIGRATIONS, 0) ?
+	       NR_MIGRATIONS : 0;
+	plain = counter_open(_metadata, &attr, 0, -1, -1);
 	attr.exclude_user = 1;
 	excl = counter_open(_metadata, &attr, 0, -1, -1);
+	user = sw_open(_metadata, PMC_SW_CPU_MIGRATIONS, -1, 0);
 
 	p0 = counter_value(_metadata, plain);
 	e0 = counter_value(_metadata, excl);
+	u0 = counter_value(_metadata, user);
 	for (i = 0; i < NR_MIGRATIONS; i++) {
 		ASSERT_EQ(0, pin_to_cpu(cpus[0]));
 		ASSERT_EQ(0, pin_to_cpu(cpus[1]));
 	}
-	EXPECT_LE(p0 + NR_MIGRATIONS, counter_value(_metadata, plain));
-	EXPECT_LE(e0 + NR_MIGRATIONS, counter_value(_metadata, excl));
+	EXPECT_LE(p0 + want, counter_value(_metadata, plain));
+	EXPECT_LE(e0 + want, counter_value(_metadata, excl));
+	EXPECT_EQ(u0, counter_value(_metadata, user)) {
+		TH_LOG("exclude_kernel counted a migration");
+	}
 
+	close(user);
 	close(excl);
 	close(plain);
 }
@@ -2051,7 +2117,7 @@ static int fuzz_inject(struct fuzz *fz, struct fuzz_open *op,
 		return EINVAL;
 	case FAULT_PID_NEGATIVE:
 		op->pid = -2 - (pid_t)fuzz_below(fz, INT_MAX - 1);
-		return EINVAL;
+		return ESRCH;
 	case FAULT_PID_CPU_ANY:
 		op->pid = -1;
 		op->cpu = -1;
@@ -2066,12 +2132,12 @@ static int fuzz_inject(struct fuzz *fz, struct fuzz_open *op,
 	case FAULT_TYPE:
 		fuzz_no_group(op);
 		a->config = PMC_CONFIG(3 + fuzz_below(fz, 125), fuzz_rand(fz));
-		return EINVAL;
+		return ENOENT;
 	case FAULT_SW_ID:
 		fuzz_no_group(op);
 		a->config = PMC_CONFIG(PMC_TYPE_SOFTWARE, PMC_SW_MAX +
 			fuzz_rand(fz) % (PMC_CONFIG_ID_MASK - PMC_SW_MAX + 1));
-		return EINVAL;
+		return ENOENT;
 	case FAULT_HARDWARE:
 		fuzz_no_group(op);
 		a->config = PMC_CONFIG(PMC_TYPE_HARDWARE,

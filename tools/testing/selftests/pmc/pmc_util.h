@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -119,8 +120,9 @@ static inline int pmc_open_errno(struct pmc_attr *attr, pid_t pid, int cpu,
  * pmc_sw_attr() - a counting software counter in user mode
  *
  * exclude_kernel is set because pmc_paranoid defaults to 2, where an
- * unprivileged caller may count user mode only. Clocks, context switches
- * and migrations ignore the exclude bits, so this costs no coverage.
+ * unprivileged caller may count user mode only. Clocks ignore the
+ * exclude bits; context switches and migrations happen in kernel mode,
+ * so they need pmc_sw_attr_kernel().
  */
 static inline void pmc_sw_attr(struct pmc_attr *attr, unsigned int id,
 			       __u32 read_format)
@@ -380,6 +382,67 @@ static inline int read_int_file(const char *path, long *val)
 	buf[n] = '\0';
 	*val = strtol(buf, NULL, 0);
 	return 0;
+}
+
+/* POLL* bits poll() reports for @fd now, without waiting. */
+static inline short poll_now(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	if (poll(&pfd, 1, 0) < 0)
+		return -1;
+	return pfd.revents;
+}
+
+/*
+ * Take the queued signals @sig (blocked): up to 5 s for each of the
+ * first @expect, then any more until 50 ms pass without one. The first
+ * @max have their si_fd and si_code put in @fds and @codes. Return: how
+ * many came.
+ */
+static inline unsigned int take_signals(int sig, unsigned int expect,
+					unsigned int max, int *fds, int *codes)
+{
+	const struct timespec wait = { .tv_sec = 5 };
+	const struct timespec quiet = { .tv_nsec = 50 * 1000 * 1000 };
+	unsigned int n = 0;
+	siginfo_t info;
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	while (sigtimedwait(&set, &info, n < expect ? &wait : &quiet) == sig) {
+		if (n < max) {
+			fds[n] = info.si_fd;
+			codes[n] = info.si_code;
+		}
+		n++;
+	}
+	return n;
+}
+
+/* Kernel mode may be counted: CAP_PERFMON (root here) or pmc_paranoid <= 1. */
+static inline bool may_count_kernel(void)
+{
+	long level = 2;
+
+	if (geteuid() == 0)
+		return true;
+	return !read_int_file(PARANOID_PATH, &level) && level <= 1;
+}
+
+/*
+ * pmc_sw_attr_kernel() - pmc_sw_attr() for context switches or
+ * migrations, which happen in kernel mode: exclude_kernel leaves them
+ * all out, as perf's does. Kernel mode is counted where the caller may;
+ * Return: false where it may not, and the counter would count nothing.
+ */
+static inline bool pmc_sw_attr_kernel(struct pmc_attr *attr, unsigned int id,
+				      __u32 read_format)
+{
+	pmc_sw_attr(attr, id, read_format);
+	attr->exclude_kernel = !may_count_kernel();
+	return !attr->exclude_kernel;
 }
 
 /* Return: 0, or the errno of the open() or write(). */
