@@ -180,6 +180,65 @@ static inline int reap(struct __test_metadata *_metadata, pid_t pid,
 	return WEXITSTATUS(status);
 }
 
+/*
+ * Ping-pong: a child pinned to the caller's CPU echoes each byte back,
+ * so that each round trip switches both tasks out at least once.
+ */
+struct ping_pong {
+	int to_child[2];
+	int to_parent[2];
+	int cpu;
+	pid_t child;
+};
+
+static inline int pong(void *arg)
+{
+	struct ping_pong *pp = arg;
+	char c;
+
+	close(pp->to_child[1]);
+	close(pp->to_parent[0]);
+	CHILD_CHECK(pin_to_cpu(pp->cpu) == 0, "%s", strerror(errno));
+	while (read(pp->to_child[0], &c, 1) == 1)
+		CHILD_CHECK(write(pp->to_parent[1], &c, 1) == 1, "%s",
+			    strerror(errno));
+	return 0;
+}
+
+/* Pin the caller to one of its CPUs and start the echoing child there. */
+static inline void ping_pong_start(struct __test_metadata *_metadata,
+				   struct ping_pong *pp)
+{
+	ASSERT_EQ(1, allowed_cpus(&pp->cpu, 1));
+	ASSERT_EQ(0, pin_to_cpu(pp->cpu));
+	ASSERT_EQ(0, pipe(pp->to_child));
+	ASSERT_EQ(0, pipe(pp->to_parent));
+	pp->child = spawn(_metadata, pong, pp);
+	close(pp->to_child[0]);
+	close(pp->to_parent[1]);
+}
+
+/* @rounds round trips with the child. */
+static inline void ping_pong_run(struct __test_metadata *_metadata,
+				 struct ping_pong *pp, unsigned int rounds)
+{
+	char c = 'p';
+
+	while (rounds--) {
+		ASSERT_EQ(1, write(pp->to_child[1], &c, 1));
+		ASSERT_EQ(1, read(pp->to_parent[0], &c, 1));
+	}
+}
+
+/* End the child (EOF on its pipe) and reap it. */
+static inline void ping_pong_stop(struct __test_metadata *_metadata,
+				  struct ping_pong *pp)
+{
+	close(pp->to_child[1]);
+	ASSERT_EQ(0, reap(_metadata, pp->child, NULL));
+	close(pp->to_parent[0]);
+}
+
 struct unprivileged_call {
 	child_fn fn;
 	void *arg;

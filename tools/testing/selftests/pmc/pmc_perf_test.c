@@ -314,20 +314,6 @@ TEST_F(perf, unknown_events)
 	EXPECT_EQ(ENOENT, pmc_open_errno(&attr, 0, -1, -1, 0));
 }
 
-/* Echo bytes from to_child to to_parent until EOF. */
-static int pong(void *arg)
-{
-	int *p = arg;	/* to_child[2], to_parent[2] */
-	char c;
-
-	close(p[1]);
-	close(p[2]);
-	while (read(p[0], &c, 1) == 1)
-		if (write(p[3], &c, 1) != 1)
-			return 1;
-	return 0;
-}
-
 /*
  * Context switches happen in kernel mode: exclude_kernel counts none,
  * on both; without it (where allowed) both count every round trip.
@@ -335,19 +321,11 @@ static int pong(void *arg)
 TEST_F(perf, switches_exclude_kernel)
 {
 	enum { ROUNDS = 50 };
-	int pipes[4], fd[2][2], cpu, i, a;	/* to_child[2], to_parent[2] */
 	bool kernel = may_count_kernel();
-	pid_t child;
-	char c = 'x';
+	struct ping_pong pp;
+	int fd[2][2], i, a;
 
-	ASSERT_EQ(1, allowed_cpus(&cpu, 1));
-	ASSERT_EQ(0, pin_to_cpu(cpu));
-	ASSERT_EQ(0, pipe(pipes));
-	ASSERT_EQ(0, pipe(pipes + 2));
-	child = spawn(_metadata, pong, pipes);
-	close(pipes[0]);
-	close(pipes[3]);
-
+	ping_pong_start(_metadata, &pp);
 	for (a = 0; a < 2; a++) {
 		fd[a][0] = api_open(_metadata, &apis[a], SWITCHES, 0, true, 0);
 		fd[a][1] = kernel ? api_open(_metadata, &apis[a], SWITCHES, 0,
@@ -356,10 +334,7 @@ TEST_F(perf, switches_exclude_kernel)
 			if (fd[a][i] >= 0)
 				counter_ioctl(_metadata, fd[a][i], apis[a].enable);
 	}
-	for (i = 0; i < ROUNDS; i++) {
-		ASSERT_EQ(1, write(pipes[1], &c, 1));
-		ASSERT_EQ(1, read(pipes[2], &c, 1));
-	}
+	ping_pong_run(_metadata, &pp, ROUNDS);
 	for (a = 0; a < 2; a++) {
 		EXPECT_EQ(0, value_of(_metadata, fd[a][0])) {
 			TH_LOG("%s: exclude_kernel counted switches", apis[a].name);
@@ -372,9 +347,7 @@ TEST_F(perf, switches_exclude_kernel)
 			if (fd[a][i] >= 0)
 				close(fd[a][i]);
 	}
-	close(pipes[1]);
-	ASSERT_EQ(0, reap(_metadata, child, NULL));
-	close(pipes[2]);
+	ping_pong_stop(_metadata, &pp);
 }
 
 TEST_HARNESS_MAIN

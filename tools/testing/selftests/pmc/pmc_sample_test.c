@@ -327,16 +327,23 @@ static bool rb_collect(struct rb *rb, __u32 type, struct records *r)
 	return true;
 }
 
+/* A user-mode software sampler's attr. */
+static void sampler_attr(struct pmc_attr *attr, unsigned int id,
+			 __u64 period, __u32 type, bool disabled)
+{
+	pmc_sw_attr(attr, id, 0);
+	attr->irq_period = period;
+	attr->record_type = type;
+	attr->disabled = disabled;
+}
+
 /* A user-mode sampling software counter; errno on failure. */
 static int sampler_open_errno(unsigned int id, __u64 period, __u32 type,
 			      pid_t pid, bool disabled)
 {
 	struct pmc_attr attr;
 
-	pmc_sw_attr(&attr, id, 0);
-	attr.irq_period = period;
-	attr.record_type = type;
-	attr.disabled = disabled;
+	sampler_attr(&attr, id, period, type, disabled);
 	return pmc_open(&attr, pid, -1, -1, 0);
 }
 
@@ -346,10 +353,7 @@ static int sampler_open(struct __test_metadata *_metadata, unsigned int id,
 {
 	struct pmc_attr attr;
 
-	pmc_sw_attr(&attr, id, 0);
-	attr.irq_period = period;
-	attr.record_type = type;
-	attr.disabled = disabled;
+	sampler_attr(&attr, id, period, type, disabled);
 	return counter_open(_metadata, &attr, pid, -1, -1);
 }
 
@@ -1942,9 +1946,7 @@ TEST_F(sample, pollhup_wakes_poll)
 	struct rb rb;
 
 	stepper_spawn(_metadata, &st, 4);
-	pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, 0);
-	attr.irq_period = 1;
-	attr.record_type = REC_FAULT;
+	sampler_attr(&attr, PMC_SW_PAGE_FAULTS, 1, REC_FAULT, false);
 	pfd.fd = counter_open(_metadata, &attr, st.pid, -1, -1);
 	map_buffer(_metadata, &rb, pfd.fd, 2, true);
 	records_reserve(_metadata, &r, 16);
@@ -1971,12 +1973,9 @@ static int fault_sampler(struct __test_metadata *_metadata, __u64 period,
 {
 	struct pmc_attr attr;
 
-	pmc_sw_attr(&attr, PMC_SW_PAGE_FAULTS, 0);
-	attr.irq_period = period;
-	attr.record_type = REC_FAULT;
+	sampler_attr(&attr, PMC_SW_PAGE_FAULTS, period, REC_FAULT, true);
 	attr.wakeup_events = wakeup_events;
 	attr.inherit = inherit;
-	attr.disabled = 1;
 	return counter_open(_metadata, &attr, 0, -1, -1);
 }
 

@@ -922,26 +922,6 @@ TEST_F(pmc, clock_ignores_exclude_bits)
 	check_clock_tracks_cputime(_metadata, &attr);
 }
 
-struct ping_pong {
-	int to_child[2];
-	int to_parent[2];
-	int cpu;
-};
-
-static int pong(void *arg)
-{
-	struct ping_pong *pp = arg;
-	char c;
-
-	close(pp->to_child[1]);
-	close(pp->to_parent[0]);
-	CHILD_CHECK(pin_to_cpu(pp->cpu) == 0, "%s", strerror(errno));
-	while (read(pp->to_child[0], &c, 1) == 1)
-		CHILD_CHECK(write(pp->to_parent[1], &c, 1) == 1, "%s",
-			    strerror(errno));
-	return 0;
-}
-
 /*
  * Two tasks on one CPU pass a byte back and forth: each round trip
  * switches both of them out at least once. Switches happen in kernel
@@ -951,25 +931,16 @@ static int pong(void *arg)
  */
 TEST_F(pmc, context_switches)
 {
-	int mine, mine_excl, theirs, user, i;
+	int mine, mine_excl, theirs, user;
 	__u64 m0, e0, c0, u0, want;
 	struct pmc_attr attr;
 	struct ping_pong pp;
 	bool kernel;
-	pid_t child;
-	char c = 'p';
 
-	ASSERT_EQ(1, allowed_cpus(&pp.cpu, 1));
-	ASSERT_EQ(0, pin_to_cpu(pp.cpu));
-	ASSERT_EQ(0, pipe(pp.to_child));
-	ASSERT_EQ(0, pipe(pp.to_parent));
-	child = spawn(_metadata, pong, &pp);
-	close(pp.to_child[0]);
-	close(pp.to_parent[1]);
-
+	ping_pong_start(_metadata, &pp);
 	kernel = pmc_sw_attr_kernel(&attr, PMC_SW_CONTEXT_SWITCHES, 0);
 	mine = counter_open(_metadata, &attr, 0, -1, -1);
-	theirs = counter_open(_metadata, &attr, child, -1, -1);
+	theirs = counter_open(_metadata, &attr, pp.child, -1, -1);
 	attr.exclude_user = 1;
 	mine_excl = counter_open(_metadata, &attr, 0, -1, -1);
 	user = sw_open(_metadata, PMC_SW_CONTEXT_SWITCHES, -1, 0);
@@ -979,18 +950,14 @@ TEST_F(pmc, context_switches)
 	e0 = counter_value(_metadata, mine_excl);
 	c0 = counter_value(_metadata, theirs);
 	u0 = counter_value(_metadata, user);
-	for (i = 0; i < NR_SWITCHES; i++) {
-		ASSERT_EQ(1, write(pp.to_child[1], &c, 1));
-		ASSERT_EQ(1, read(pp.to_parent[0], &c, 1));
-	}
+	ping_pong_run(_metadata, &pp, NR_SWITCHES);
 	EXPECT_LE(m0 + want, counter_value(_metadata, mine));
 	EXPECT_LE(e0 + want, counter_value(_metadata, mine_excl));
 	EXPECT_EQ(u0, counter_value(_metadata, user)) {
 		TH_LOG("exclude_kernel counted a context switch");
 	}
 
-	close(pp.to_child[1]);
-	ASSERT_EQ(0, reap(_metadata, child, NULL));
+	ping_pong_stop(_metadata, &pp);
 	/* the child's counter still reads after it exited */
 	EXPECT_LE(c0 + want, counter_value(_metadata, theirs));
 
@@ -998,7 +965,6 @@ TEST_F(pmc, context_switches)
 	close(theirs);
 	close(mine_excl);
 	close(mine);
-	close(pp.to_parent[0]);
 }
 
 /*
