@@ -82,18 +82,12 @@ fuzz: tools-debug
 # When make started, for the times `make check` prints at its end.
 START := $(shell date +%s)
 
-check: deps
-	@$(SCRIPTS)/series check
-	@$(SCRIPTS)/checkpatch-series
-	@$(MAKE) -s tools-debug cross
-	@$(SCRIPTS)/check-times $(START) $(SCRIPTS)/run-tests debug
-
-# The tests under host conditions unlike a quiet developer machine.
-check-busy check-onecore: check-%: deps
-	@$(SCRIPTS)/series check
-	@$(MAKE) -s tools-debug cross
-	@PMC_CHECK_TAG=debug-$* $(SCRIPTS)/check-times $(START) \
-		$(SCRIPTS)/check-under $* $(SCRIPTS)/run-tests debug
+# The build packages first; the rest, checkpatch and the cross builds
+# beside the debug kernel's build (scripts/check).
+check check-busy check-onecore: check%:
+	@$(SCRIPTS)/install-deps build
+	@$(SCRIPTS)/base-tree
+	@$(SCRIPTS)/check $(START) $(patsubst -%,%,$*)
 
 clean:
 	rm -rf $(BUILD)/kbuild-* $(BUILD)/tools-* $(BUILD)/vm

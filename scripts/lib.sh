@@ -16,6 +16,15 @@ export GIT_COMMITTER_NAME="$GIT_AUTHOR_NAME" GIT_COMMITTER_EMAIL="$GIT_AUTHOR_EM
 export GIT_AUTHOR_DATE="2026-11-21T00:00:00+0000" GIT_COMMITTER_DATE="2026-11-21T00:00:00+0000"
 export TZ=UTC LC_ALL=C
 
+# ccache for the kernel builds (CC="ccache gcc"). Depend mode: on a miss
+# ccache learns the included files from the compiler's own -MMD output
+# instead of running the preprocessor once more, and a new machine's
+# empty cache costs no more than building without ccache (arm64 kernel/
+# and mm/, 239 objects on 2 CPUs: 155 s without ccache, 242 s with its
+# default mode, 145 s in depend mode; 12 s once cached).
+export CCACHE_DEPEND=${CCACHE_DEPEND:-1}
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+
 log() { printf '[%s] %s\n' "${0##*/}" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
