@@ -28,6 +28,7 @@
 #include <linux/workqueue.h>
 #include <asm/local64.h>
 
+struct perf_event;
 struct pt_regs;
 struct pid_namespace;
 struct pmc_context;
@@ -68,6 +69,12 @@ struct pmc_counter;
  */
 struct pmc_pmu {
 	int (*init)(struct pmc_counter *counter);
+	/*
+	 * Optional, process context, ctx->mutex held: @counter's group and
+	 * its task (NULL for a CPU counter) are known, and it is about to
+	 * be installed. Undone by destroy().
+	 */
+	int (*open)(struct pmc_counter *counter, struct task_struct *task);
 	void (*destroy)(struct pmc_counter *counter);	/* optional */
 	int (*add)(struct pmc_counter *counter);	/* 0 or -EAGAIN */
 	void (*del)(struct pmc_counter *counter);	/* folds the count */
@@ -136,6 +143,12 @@ struct pmc_counter {
 	u64 time_enabled;
 	u64 time_running;
 	u64 tstamp;			/* ctx time they were last brought up to */
+	/*
+	 * Time the backend's own scheduler kept it off the PMU while it
+	 * was ACTIVE here (perf rotating its counters), not yet taken off
+	 * time_running.
+	 */
+	u64 time_off_pmu;
 
 	/*
 	 * The 64-bit virtual count. Added to only on the CPU the counter is
@@ -247,6 +260,12 @@ struct pmc_counter {
 			local64_t prev_count;	/* raw value last folded */
 			local64_t period_left;	/* events to the next overflow */
 		} hw;
+		struct {			/* hardware counters from perf */
+			struct perf_event *event;
+			local64_t prev_count;	/* perf's count last folded */
+			u64 enabled;		/* and its times then */
+			u64 running;
+		} perf;
 	};
 
 	struct rcu_head rcu;
@@ -269,6 +288,11 @@ static inline struct pmc_counter *pmc_group_next(struct pmc_counter *leader,
 
 /* For hardware backends (arch code). */
 void pmc_register_hw_pmu(const struct pmc_pmu *pmu);
+/*
+ * May an arch driver drive the PMU itself? pmc_pmu=direct says yes,
+ * pmc_pmu=perf no; by default only where perf has no hardware PMU.
+ */
+bool pmc_direct_pmu_allowed(void);
 /*
  * Page 0's TSC conversion for nanoseconds since @stamp (local_clock());
  * false where user space cannot have it (__weak: arch override).

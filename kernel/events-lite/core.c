@@ -99,6 +99,11 @@ void __init pmc_register_hw_pmu(const struct pmc_pmu *pmu)
 	pmc_hw_pmu = pmu;
 }
 
+bool __init pmc_hw_pmu_registered(void)
+{
+	return pmc_hw_pmu;
+}
+
 static const struct pmc_pmu *pmc_find_pmu(const struct pmc_attr *attr)
 {
 	if (attr->config & PMC_CONFIG_RAW ||
@@ -381,6 +386,11 @@ static int pmc_open_counter(const struct pmc_attr *attr,
 			if (ret)
 				return ret;
 			installed->leader = leader;
+		}
+		if (pmu->open) {
+			ret = pmu->open(installed, task);
+			if (ret)
+				return ret;
 		}
 		ret = pmc_install(installed);
 		if (ret)

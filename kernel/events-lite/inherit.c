@@ -35,10 +35,18 @@ static struct pmc_counter *pmc_inherit_counter(struct pmc_counter *parent,
 	counter = pmc_counter_alloc(&parent->attr, parent->pmu, parent->cpu);
 	if (IS_ERR(counter))
 		return counter;
+	counter->leader = leader ?: counter;
+	if (counter->pmu->open) {
+		int ret = counter->pmu->open(counter, ctx->task);
+
+		if (ret) {
+			pmc_counter_put(counter);
+			return ERR_PTR(ret);
+		}
+	}
 	refcount_inc(&orig->refcount);
 	counter->parent = orig;
 	pmc_counter_attach_copy(counter, orig, ctx);
-	counter->leader = leader ?: counter;
 	counter->kernel_visible = parent->kernel_visible;
 	scoped_guard(mutex, &orig->child_mutex) {
 		/* The original's state, read where ioctls change it. */

@@ -213,6 +213,7 @@ void pmc_sw_idle_switch(struct pmc_counter *counter, bool idle);
 
 /* core.c */
 extern int sysctl_pmc_paranoid;
+bool pmc_hw_pmu_registered(void);
 struct pmc_counter *pmc_counter_alloc(const struct pmc_attr *attr,
 				      const struct pmc_pmu *pmu, int cpu);
 void pmc_counter_put(struct pmc_counter *counter);

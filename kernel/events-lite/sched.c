@@ -54,8 +54,12 @@ void pmc_counter_update_time(struct pmc_counter *counter)
 
 	if (counter->state >= PMC_STATE_INACTIVE)
 		counter->time_enabled += delta;
-	if (counter->state == PMC_STATE_ACTIVE)
-		counter->time_running += delta;
+	if (counter->state == PMC_STATE_ACTIVE) {
+		u64 off = min(counter->time_off_pmu, delta);
+
+		counter->time_running += delta - off;
+		counter->time_off_pmu -= off;
+	}
 	counter->tstamp = now;
 }
 

@@ -904,6 +904,10 @@ static int __init pmc_x86_init(void)
 	struct pmc_x86_cpu_desc cpu = { };
 	int ret, i;
 
+	if (!pmc_direct_pmu_allowed()) {
+		pr_info("the PMU is left to perf (pmc_pmu=direct drives it here)\n");
+		return 0;
+	}
 	if (pmc_x86_emu_name[0]) {
 		emu = pmc_x86_emu_cpu(pmc_x86_emu_name);
 		if (!emu) {

@@ -30,6 +30,7 @@
 #include <sys/syscall.h>
 #include <sys/types.h>
 
+#include <linux/perf_event.h>
 #include <linux/pmc.h>
 
 #include "libpmc.h"
@@ -503,16 +504,17 @@ static inline int drop_privileges(void)
 }
 
 /*
- * cmdline_emu() - the value of pmc_emu= on the kernel command line
+ * cmdline_param() - the value of @name= on the kernel command line
  *
- * Return: the model name (the last one given wins, as in the kernel),
- * or NULL when there is none.
+ * Return: the value (the last one given wins, as in the kernel), or
+ * NULL when there is none. It stays valid until the next call.
  */
-static inline const char *cmdline_emu(void)
+static inline const char *cmdline_param(const char *name)
 {
 	static char value[32];
 	char buf[4096], *tok, *save;
 	const char *found = NULL;
+	size_t len = strlen(name);
 	ssize_t n;
 	int fd;
 
@@ -526,12 +528,44 @@ static inline const char *cmdline_emu(void)
 	buf[n] = '\0';
 	for (tok = strtok_r(buf, " \t\n", &save); tok;
 	     tok = strtok_r(NULL, " \t\n", &save)) {
-		if (!strncmp(tok, "pmc_emu=", 8)) {
-			snprintf(value, sizeof(value), "%s", tok + 8);
+		if (!strncmp(tok, name, len) && tok[len] == '=') {
+			snprintf(value, sizeof(value), "%s", tok + len + 1);
 			found = value;
 		}
 	}
 	return found;
+}
+
+/*
+ * Does perf count a hardware event here (user-mode instructions)? Then
+ * events-lite's hardware counters are perf's, unless pmc_pmu=direct.
+ */
+static inline bool perf_has_hw_pmu(void)
+{
+	static int known = -1;
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_HARDWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_HW_INSTRUCTIONS,
+		.disabled = 1,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+	int fd;
+
+	if (known >= 0)
+		return known;
+	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+	known = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+	return known;
+}
+
+/* The value of pmc_emu=: the emulated model, or NULL. */
+static inline const char *cmdline_emu(void)
+{
+	return cmdline_param("pmc_emu");
 }
 
 /* The emulated models, as arch/x86/events-lite/model.c defines them. */

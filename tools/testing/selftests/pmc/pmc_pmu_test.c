@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Hardware counters beside perf's, on a PMU that perf drives: the
+ * counters of pmc_open(2) and of perf_event_open(2) watch the same loop
+ * in one process, at the same time, and must agree. perf's PMU driver is
+ * the oracle: it was written and tested elsewhere (in make check, QEMU's
+ * model of the Arm PMUv3 under the arm64 guest).
+ *
+ * Skipped where perf has no hardware PMU (the x86 guests: there the
+ * emulated PMU's tests in pmc_hw_test run instead), or where the kernel
+ * was booted with pmc_pmu=direct. Run as root and as an unprivileged
+ * user: user-mode counts need no privilege at the default paranoia.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <linux/perf_event.h>
+
+#include "../kselftest_harness.h"
+#include "pmc_harness.h"
+#include "pmc_ring.h"
+
+/* Iterations of the loop: some tens of millions of instructions. */
+#define LOOPS		10000000UL
+/* Cycles between samples: hundreds of samples over the loop. */
+#define CYCLE_PERIOD	100000ULL
+/* Instructions between samples. */
+#define INSN_PERIOD	250000ULL
+/* More counters than a PMU has (Arm PMUv3: 31 at most; x86: 8 or so). */
+#define NR_MUX		40
+#define RING_PAGES	64
+
+#ifndef noinline
+#define noinline	__attribute__((noinline))
+#endif
+
+/* An empty loop: a few instructions and no memory access per iteration. */
+static noinline void spin(unsigned long n)
+{
+	for (unsigned long i = 0; i < n; i++)
+		__asm__ volatile("" ::: "memory");
+}
+
+/* A user-mode perf counter of this task; a leader starts disabled. */
+static int perf_hw_open_pinned(__u64 config, __u64 period, int group_fd,
+			       __u64 read_format, bool pinned)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_HARDWARE,
+		.size = sizeof(attr),
+		.config = config,
+		.sample_period = period,
+		.sample_type = period ? PERF_SAMPLE_IP : 0,
+		.read_format = read_format,
+		.disabled = group_fd < 0,
+		.pinned = pinned,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+
+	return syscall(__NR_perf_event_open, &attr, 0, -1, group_fd, 0);
+}
+
+static int perf_hw_open(__u64 config, __u64 period, int group_fd,
+			__u64 read_format)
+{
+	return perf_hw_open_pinned(config, period, group_fd, read_format,
+				   false);
+}
+
+static void pmc_hw_attr(struct pmc_attr *attr, unsigned int id, __u64 period,
+			bool leader, __u32 read_format)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->config = HW(id);
+	attr->irq_period = period;
+	attr->record_type = period ? PMC_RECORD_IP : 0;
+	attr->read_format = read_format;
+	attr->disabled = leader;
+	attr->exclude_kernel = 1;
+}
+
+/*
+ * Skip unless perf counts hardware events here and the kernel gives
+ * events-lite's hardware counters through perf (not pmc_pmu=direct).
+ */
+static void require_perf_pmu(struct __test_metadata *_metadata)
+{
+	struct pmc_attr attr;
+	const char *pmu;
+	int fd, err;
+
+	require_pmc_open(_metadata);
+	if (!perf_has_hw_pmu())
+		SKIP(return, "perf has no hardware PMU here: %s", strerror(errno));
+	pmc_hw_attr(&attr, PMC_HW_INSTRUCTIONS, 0, true, 0);
+	fd = pmc_open(&attr, 0, -1, -1, 0);
+	err = errno;
+	pmu = cmdline_param("pmc_pmu");
+	if (fd < 0 && err == ENODEV && pmu && !strcmp(pmu, "direct"))
+		SKIP(return, "booted with pmc_pmu=direct");
+	ASSERT_LE(0, fd) {
+		TH_LOG("perf counts instructions, pmc_open(instructions): %s",
+		       strerror(err));
+	}
+	close(fd);
+}
+
+/* Both counters on, the loop, both off: perf's window inside ours. */
+static void both_around_spin(struct __test_metadata *_metadata, int pmc_fd,
+			     int perf_fd, unsigned long loops)
+{
+	counter_ioctl(_metadata, pmc_fd, PMC_IOC_ENABLE);
+	counter_ioctl(_metadata, perf_fd, PERF_EVENT_IOC_ENABLE);
+	spin(loops);
+	counter_ioctl(_metadata, perf_fd, PERF_EVENT_IOC_DISABLE);
+	counter_ioctl(_metadata, pmc_fd, PMC_IOC_DISABLE);
+}
+
+/*
+ * @pmc counted what @perf did, plus the user code between the two
+ * enables and the two disables: two ioctl() wrappers, far under 0.1%
+ * of a loop of millions of events, and under 1000 events of slack.
+ */
+static void expect_same_count(struct __test_metadata *_metadata,
+			      const char *what, __u64 pmc, __u64 perf)
+{
+	EXPECT_LE(perf, pmc) TH_LOG("%s: pmc_open %llu, perf %llu", what,
+				    (unsigned long long)pmc,
+				    (unsigned long long)perf);
+	EXPECT_LE(pmc, perf + perf / 1000 + 1000) {
+		TH_LOG("%s: pmc_open %llu, perf %llu", what,
+		       (unsigned long long)pmc, (unsigned long long)perf);
+	}
+}
+
+FIXTURE(pmu) {
+	int pmc_fd, perf_fd;
+};
+
+FIXTURE_VARIANT(pmu) {
+	unsigned int id;
+	__u64 perf_config;
+};
+
+FIXTURE_VARIANT_ADD(pmu, instructions) {
+	.id = PMC_HW_INSTRUCTIONS,
+	.perf_config = PERF_COUNT_HW_INSTRUCTIONS,
+};
+
+FIXTURE_VARIANT_ADD(pmu, cycles) {
+	.id = PMC_HW_CPU_CYCLES,
+	.perf_config = PERF_COUNT_HW_CPU_CYCLES,
+};
+
+FIXTURE_SETUP(pmu)
+{
+	self->pmc_fd = -1;
+	self->perf_fd = -1;
+	require_perf_pmu(_metadata);
+}
+
+FIXTURE_TEARDOWN(pmu)
+{
+	if (self->pmc_fd >= 0)
+		close(self->pmc_fd);
+	if (self->perf_fd >= 0)
+		close(self->perf_fd);
+}
+
+/* The same event over the same loop: the same count, never scaled. */
+TEST_F(pmu, count_beside_perf)
+{
+	struct pmc_attr attr;
+	struct pmc_reading r;
+	__u64 perf_count;
+
+	pmc_hw_attr(&attr, variant->id, 0, true, ALL_TIMES);
+	self->pmc_fd = counter_open(_metadata, &attr, 0, -1, -1);
+	self->perf_fd = perf_hw_open(variant->perf_config, 0, -1, 0);
+	ASSERT_LE(0, self->perf_fd);
+
+	both_around_spin(_metadata, self->pmc_fd, self->perf_fd, LOOPS);
+	r = counter_read(_metadata, self->pmc_fd, ALL_TIMES);
+	ASSERT_EQ(sizeof(perf_count),
+		  read(self->perf_fd, &perf_count, sizeof(perf_count)));
+	/* The loop ran: at least one instruction, one cycle, a turn. */
+	EXPECT_LE(LOOPS, perf_count);
+	expect_same_count(_metadata, "count", r.value, perf_count);
+	EXPECT_EQ(r.enabled, r.running);
+}
+
+/*
+ * A group of cycles and instructions, read at once, beside perf's group
+ * of the same: each member agrees with perf's.
+ */
+TEST_F(pmu, group_beside_perf)
+{
+	const __u32 fmt = PMC_FORMAT_GROUP | ALL_TIMES;
+	const __u64 perf_fmt = PERF_FORMAT_GROUP;
+	__u64 buf[8], perf_buf[4];
+	struct pmc_attr attr;
+	int member, perf_member;
+
+	pmc_hw_attr(&attr, variant->id, 0, true, fmt);
+	self->pmc_fd = counter_open(_metadata, &attr, 0, -1, -1);
+	pmc_hw_attr(&attr, variant->id == PMC_HW_CPU_CYCLES ?
+		    PMC_HW_INSTRUCTIONS : PMC_HW_CPU_CYCLES, 0, false, fmt);
+	member = counter_open(_metadata, &attr, 0, -1, self->pmc_fd);
+	self->perf_fd = perf_hw_open(variant->perf_config, 0, -1, perf_fmt);
+	ASSERT_LE(0, self->perf_fd);
+	perf_member = perf_hw_open(variant->perf_config ==
+				   PERF_COUNT_HW_CPU_CYCLES ?
+				   PERF_COUNT_HW_INSTRUCTIONS :
+				   PERF_COUNT_HW_CPU_CYCLES, 0, self->perf_fd,
+				   perf_fmt);
+	ASSERT_LE(0, perf_member);
+
+	both_around_spin(_metadata, self->pmc_fd, self->perf_fd, LOOPS);
+	/* nr, time_enabled, time_running, then the values */
+	ASSERT_EQ(2, group_read(_metadata, self->pmc_fd, fmt, buf,
+				ARRAY_SIZE(buf)));
+	ASSERT_EQ(3 * sizeof(__u64),
+		  read(self->perf_fd, perf_buf, sizeof(perf_buf)));
+	ASSERT_EQ(2, perf_buf[0]);
+	EXPECT_EQ(buf[1], buf[2]);
+	expect_same_count(_metadata, "leader", buf[3], perf_buf[1]);
+	expect_same_count(_metadata, "member", buf[4], perf_buf[2]);
+	close(member);
+	close(perf_member);
+}
+
+/*
+ * More counters than the PMU has: perf rotates them with its own, and
+ * each one's count, scaled by time_enabled / time_running, is within
+ * 10% of the truth: a pinned perf counter that never leaves the PMU.
+ */
+TEST_F(pmu, multiplexed_by_perf)
+{
+	struct pmc_attr attr;
+	int fds[NR_MUX], i, rotated = 0;
+	__u64 truth;
+
+	self->perf_fd = perf_hw_open_pinned(variant->perf_config, 0, -1, 0,
+					    true);
+	ASSERT_LE(0, self->perf_fd);
+	for (i = 0; i < NR_MUX; i++) {
+		pmc_hw_attr(&attr, variant->id, 0, false, ALL_TIMES);
+		attr.disabled = 1;
+		fds[i] = counter_open(_metadata, &attr, 0, -1, -1);
+	}
+	ASSERT_EQ(0, ioctl(self->perf_fd, PERF_EVENT_IOC_ENABLE, 0));
+	for (i = 0; i < NR_MUX; i++)
+		counter_ioctl(_metadata, fds[i], PMC_IOC_ENABLE);
+	spin(8 * LOOPS);
+	for (i = 0; i < NR_MUX; i++)
+		counter_ioctl(_metadata, fds[i], PMC_IOC_DISABLE);
+	ASSERT_EQ(0, ioctl(self->perf_fd, PERF_EVENT_IOC_DISABLE, 0));
+	ASSERT_EQ(sizeof(truth), read(self->perf_fd, &truth, sizeof(truth)));
+
+	for (i = 0; i < NR_MUX; i++) {
+		struct pmc_reading r = counter_read(_metadata, fds[i], ALL_TIMES);
+		__u64 scaled;
+
+		close(fds[i]);
+		ASSERT_LE(r.running, r.enabled);
+		if (r.running < r.enabled)
+			rotated++;
+		/* perf rotates them all through the PMU in turn. */
+		ASSERT_LT(0, r.running) TH_LOG("counter %d never counted", i);
+		scaled = (__u64)((double)r.value * r.enabled / r.running);
+		EXPECT_TRUE(near(scaled, truth, 10, 0)) {
+			TH_LOG("counter %d: %llu scaled (%llu in %llu of %llu ns), truth %llu",
+			       i, (unsigned long long)scaled,
+			       (unsigned long long)r.value,
+			       (unsigned long long)r.running,
+			       (unsigned long long)r.enabled,
+			       (unsigned long long)truth);
+		}
+	}
+	/* Not all fit, so some were rotated out for a while. */
+	EXPECT_LT(0, rotated);
+}
+
+/* PERF_RECORD_SAMPLE records in a perf ring. */
+static __u64 perf_samples(struct perf_event_mmap_page *page)
+{
+	const char *data = (const char *)page + page->data_offset;
+	__u64 head = __atomic_load_n(&page->data_head, __ATOMIC_ACQUIRE);
+	__u64 pos = page->data_tail, n = 0;
+
+	while (pos < head) {
+		const struct perf_event_header *h =
+			(const void *)(data + pos % page->data_size);
+
+		if (h->type == PERF_RECORD_SAMPLE)
+			n++;
+		if (!h->size)
+			break;
+		pos += h->size;
+	}
+	return n;
+}
+
+/*
+ * Sampling on the same loop, at once: as many samples as perf takes,
+ * and for cycles (whose overflows QEMU's model delivers at once) one
+ * per period of the count.
+ */
+TEST_F(pmu, samples_beside_perf)
+{
+	__u64 period = variant->id == PMC_HW_CPU_CYCLES ? CYCLE_PERIOD :
+							 INSN_PERIOD;
+	struct perf_event_mmap_page *page;
+	struct ring_tally t = { };
+	struct pmc_attr attr;
+	struct pmc_ring ring;
+	__u64 count, theirs;
+	size_t len = (1 + RING_PAGES) * page_size();
+
+	pmc_hw_attr(&attr, variant->id, period, true, 0);
+	self->pmc_fd = counter_open(_metadata, &attr, 0, -1, -1);
+	ring_map(_metadata, &ring, self->pmc_fd, RING_PAGES, true);
+	self->perf_fd = perf_hw_open(variant->perf_config, period, -1, 0);
+	ASSERT_LE(0, self->perf_fd);
+	page = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		    self->perf_fd, 0);
+	ASSERT_NE(MAP_FAILED, page);
+
+	both_around_spin(_metadata, self->pmc_fd, self->perf_fd, 2 * LOOPS);
+	count = counter_value(_metadata, self->pmc_fd);
+	ring_tally(_metadata, &ring, &t);
+	theirs = perf_samples(page);
+	TH_LOG("%s: %llu samples (%llu lost), perf %llu, count %llu / %llu",
+	       variant->id == PMC_HW_CPU_CYCLES ? "cycles" : "instructions",
+	       (unsigned long long)t.samples, (unsigned long long)t.lost,
+	       (unsigned long long)theirs, (unsigned long long)count,
+	       (unsigned long long)period);
+	EXPECT_EQ(0, t.lost);
+	EXPECT_LT(0, theirs);
+	EXPECT_TRUE(near(t.samples, theirs, 2, 1));
+	if (variant->id == PMC_HW_CPU_CYCLES)
+		EXPECT_TRUE(near(t.samples, count / period, 2, 1));
+	munmap(page, len);
+	ring_unmap(&ring);
+}
+
+TEST_HARNESS_MAIN
