@@ -93,6 +93,8 @@ static int pmc_perf_attr(const struct pmc_attr *attr,
 	pattr->exclude_user = attr->exclude_user;
 	pattr->exclude_kernel = attr->exclude_kernel;
 	pattr->exclude_hv = attr->exclude_hv;
+	/* A vCPU thread's counters count the host, as the guide says. */
+	pattr->exclude_guest = 1;
 	pattr->sample_period = attr->irq_period;
 	return 0;
 }
