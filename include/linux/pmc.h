@@ -18,6 +18,7 @@
 #include <linux/jump_label.h>
 #include <linux/jump_label_ratelimit.h>
 #include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/prandom.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
@@ -76,6 +77,13 @@ struct pmc_pmu {
 	 */
 	int (*open)(struct pmc_counter *counter, struct task_struct *task);
 	void (*destroy)(struct pmc_counter *counter);	/* optional */
+	/*
+	 * Optional, process context, no events-lite spinlock held: called
+	 * after @counter was turned on or off (its state left or entered
+	 * OFF), to follow where that sleeps; it reads the state itself, so
+	 * the last call follows the last change.
+	 */
+	void (*sync_enabled)(struct pmc_counter *counter);
 	int (*add)(struct pmc_counter *counter);	/* 0 or -EAGAIN */
 	void (*del)(struct pmc_counter *counter);	/* folds the count */
 	void (*read)(struct pmc_counter *counter);	/* folds the count */
@@ -265,6 +273,8 @@ struct pmc_counter {
 			local64_t prev_count;	/* perf's count last folded */
 			u64 enabled;		/* and its times then */
 			u64 running;
+			/* orders perf_event_enable() and _disable() calls */
+			struct mutex sync_lock;
 		} perf;
 	};
 

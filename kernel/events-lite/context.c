@@ -415,6 +415,24 @@ void pmc_enable(struct pmc_counter *counter)
 	pmc_ctx_call(counter->ctx, pmc_enable_fn, counter);
 }
 
+/* After @counter was turned on or off: its backend follows. */
+void pmc_counter_sync_enabled(struct pmc_counter *counter)
+{
+	might_sleep();
+	if (counter->pmu->sync_enabled)
+		counter->pmu->sync_enabled(counter);
+}
+
+/* Stop the flexible list's rotation while ctx->mutex holders walk it. */
+void pmc_set_rotate_disable(struct pmc_context *ctx, int delta)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&ctx->lock, flags);
+	ctx->rotate_disable += delta;
+	raw_spin_unlock_irqrestore(&ctx->lock, flags);
+}
+
 void pmc_disable(struct pmc_counter *counter)
 {
 	pmc_ctx_call(counter->ctx, pmc_disable_fn, counter);
@@ -463,9 +481,23 @@ static int pmc_task_set_enabled(bool enable)
 		.uid = current_uid(),
 	};
 
+	struct list_head *lists[2];
+	struct pmc_counter *leader;
+	int i;
+
 	/* Our own context: exit cannot run under us, no reference needed. */
-	if (ctx)
-		pmc_ctx_call(ctx, __pmc_task_set_enabled, &sw);
+	if (!ctx)
+		return 0;
+	pmc_ctx_call(ctx, __pmc_task_set_enabled, &sw);
+
+	lists[0] = &ctx->pinned_groups;
+	lists[1] = &ctx->flexible_groups;
+	guard(mutex)(&ctx->mutex);
+	pmc_set_rotate_disable(ctx, 1);
+	for (i = 0; i < ARRAY_SIZE(lists); i++)
+		list_for_each_entry(leader, lists[i], group_entry)
+			pmc_counter_sync_enabled(leader);
+	pmc_set_rotate_disable(ctx, -1);
 	return 0;
 }
 

@@ -582,14 +582,20 @@ static void __pmc_reset(struct pmc_context *ctx, void *arg)
  * An ioctl acts on the counter and on every live inherited copy of it,
  * as one step for read() and for copies that exit meanwhile.
  */
-static void pmc_apply_to_children(struct pmc_counter *counter, pmc_ctx_fn fn)
+static void pmc_apply_to_children(struct pmc_counter *counter, pmc_ctx_fn fn,
+				  bool switched)
 {
 	struct pmc_counter *child;
 
 	guard(mutex)(&counter->child_mutex);
 	pmc_ctx_call(counter->ctx, fn, counter);
-	list_for_each_entry(child, &counter->child_list, child_entry)
+	if (switched)
+		pmc_counter_sync_enabled(counter);
+	list_for_each_entry(child, &counter->child_list, child_entry) {
 		pmc_ctx_call(child->ctx, fn, child);
+		if (switched)
+			pmc_counter_sync_enabled(child);
+	}
 }
 
 /*
@@ -617,14 +623,14 @@ static long pmc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 	switch (cmd) {
 	case PMC_IOC_ENABLE:
-		pmc_apply_to_children(counter, pmc_enable_fn);
+		pmc_apply_to_children(counter, pmc_enable_fn, true);
 		return 0;
 	case PMC_IOC_DISABLE:
-		pmc_apply_to_children(counter, pmc_disable_fn);
+		pmc_apply_to_children(counter, pmc_disable_fn, true);
 		pmc_flush_disabled(counter);
 		return 0;
 	case PMC_IOC_RESET:
-		pmc_apply_to_children(counter, __pmc_reset);
+		pmc_apply_to_children(counter, __pmc_reset, false);
 		return 0;
 	case PMC_IOC_REFRESH:
 		return pmc_refresh(counter, arg);

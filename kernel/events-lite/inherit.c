@@ -54,6 +54,7 @@ static struct pmc_counter *pmc_inherit_counter(struct pmc_counter *parent,
 				 PMC_STATE_OFF : PMC_STATE_INACTIVE;
 		list_add_tail(&counter->child_entry, &orig->child_list);
 	}
+	pmc_counter_sync_enabled(counter);
 	pmc_ctx_link(ctx, counter);
 	return counter;
 }
@@ -74,15 +75,6 @@ static int pmc_inherit_group(struct pmc_counter *leader,
 			return PTR_ERR(member);
 	}
 	return 0;
-}
-
-static void pmc_set_rotate_disable(struct pmc_context *ctx, int delta)
-{
-	unsigned long flags;
-
-	raw_spin_lock_irqsave(&ctx->lock, flags);
-	ctx->rotate_disable += delta;
-	raw_spin_unlock_irqrestore(&ctx->lock, flags);
 }
 
 /* copy_process(): give @child copies of the inherited groups. */

@@ -126,6 +126,8 @@ void pmc_disable(struct pmc_counter *counter);
 void pmc_enable_fn(struct pmc_context *ctx, void *arg);
 void pmc_disable_fn(struct pmc_context *ctx, void *arg);
 void pmc_disable_here(struct pmc_counter *counter);
+void pmc_counter_sync_enabled(struct pmc_counter *counter);
+void pmc_set_rotate_disable(struct pmc_context *ctx, int delta);
 
 /* sched.c */
 extern int sysctl_pmc_mux_interval_ms;

@@ -15,10 +15,10 @@
  * what its perf counter counted, and the time perf kept it off the PMU
  * (rotating it with perf's own events), are folded into the count and
  * taken off time_running, so that time_running / time_enabled scales
- * as the guide says. A counter that is OFF here leaves its perf counter
- * enabled (perf's enable and disable sleep, and events-lite turns
- * counters on and off with IRQs off): its counts and overflows are not
- * taken.
+ * as the guide says. A counter turned OFF here has its perf counter
+ * disabled too, right after (perf's enable and disable sleep): it
+ * leaves the PMU to others. A pinned group's perf leader is pinned in
+ * perf, and perf's error state puts the group in events-lite's.
  *
  * pmc_pmu=perf|direct at boot chooses; by default this backend serves
  * wherever perf has a hardware PMU, and an arch driver (the x86 one)
@@ -27,6 +27,7 @@
 #define pr_fmt(fmt) "events-lite: " fmt
 
 #include <linux/init.h>
+#include <linux/mutex.h>
 #include <linux/perf_event.h>
 #include <linux/printk.h>
 #include <linux/smp.h>
@@ -128,6 +129,18 @@ static void pmc_perf_overflow(struct perf_event *event,
 
 static const struct pmc_pmu pmc_perf_pmu;
 
+/*
+ * Whether @counter's perf counter should be enabled: while it is not OFF
+ * here. A perf group leader that is a member here (the leader here is a
+ * software counter) stays enabled: disabling it would stop its group.
+ */
+static bool pmc_perf_wanted(struct pmc_counter *counter, bool perf_leader)
+{
+	if (perf_leader && !pmc_is_leader(counter))
+		return true;
+	return READ_ONCE(counter->state) != PMC_STATE_OFF;
+}
+
 /* The perf counter leading @counter's perf group: its first hardware one. */
 static struct perf_event *pmc_perf_group_leader(struct pmc_counter *counter)
 {
@@ -152,12 +165,15 @@ static int pmc_perf_open(struct pmc_counter *counter, struct task_struct *task)
 	if (counter->attr.irq_period)
 		handler = pmc_perf_overflow;
 	leader = pmc_perf_group_leader(counter);
+	mutex_init(&counter->perf.sync_lock);
+	pattr.disabled = !pmc_perf_wanted(counter, !leader);
 	if (leader) {
 		event = perf_event_create_kernel_group_counter(&pattr, counter->cpu,
 							       task, leader,
 							       handler, counter);
 	} else {
 		pattr.exclusive = counter->leader->attr.exclusive;
+		pattr.pinned = pmc_is_leader(counter) && counter->attr.pinned;
 		event = perf_event_create_kernel_counter(&pattr, counter->cpu,
 							 task, handler, counter);
 	}
@@ -173,17 +189,42 @@ static void pmc_perf_destroy(struct pmc_counter *counter)
 		perf_event_release_kernel(counter->perf.event);
 }
 
+static void pmc_perf_sync_enabled(struct pmc_counter *counter)
+{
+	struct perf_event *event = counter->perf.event;
+	bool was_error;
+
+	guard(mutex)(&counter->perf.sync_lock);
+	if (!pmc_perf_wanted(counter, event->group_leader == event)) {
+		perf_event_disable(event);
+		return;
+	}
+	was_error = READ_ONCE(event->state) == PERF_EVENT_STATE_ERROR;
+	perf_event_enable(event);
+	/*
+	 * A pinned group enabled here out of the error state failed to go
+	 * on again while perf still had its leader in error: try again.
+	 */
+	if (was_error && READ_ONCE(counter->state) == PMC_STATE_ERROR)
+		pmc_enable(counter);
+}
+
 /*
  * perf's count and times now. Only where add(), del() and read() run:
  * IRQs off, on the CPU where the counter's context is active, so that
  * its task is current (or its CPU this one), as perf_event_read_local()
- * needs.
+ * needs. A pinned perf counter reads only while on the PMU: off it, it
+ * is in perf's error state, and add() fails.
  */
 static bool pmc_perf_now(struct pmc_counter *counter, u64 *count,
 			 u64 *enabled, u64 *running)
 {
-	return !WARN_ON_ONCE(perf_event_read_local(counter->perf.event, count,
-						   enabled, running));
+	struct perf_event *event = counter->perf.event;
+	int ret;
+
+	ret = perf_event_read_local(event, count, enabled, running);
+	WARN_ON_ONCE(ret && !event->attr.pinned);
+	return !ret;
 }
 
 static int pmc_perf_add(struct pmc_counter *counter)
@@ -226,13 +267,17 @@ static const struct pmc_pmu pmc_perf_pmu = {
 	.init		= pmc_perf_init,
 	.open		= pmc_perf_open,
 	.destroy	= pmc_perf_destroy,
+	.sync_enabled	= pmc_perf_sync_enabled,
 	.add		= pmc_perf_add,
 	.del		= pmc_perf_read,
 	.read		= pmc_perf_read,
 	.sample_read	= pmc_perf_sample_read,
 };
 
-/* perf's hardware PMU, found by making a cycles counter: NULL if none. */
+/*
+ * perf's hardware PMU, found by making a cycles counter: NULL if none.
+ * Asked by the x86 driver, then by pmc_perf_pmu_init(): probed once.
+ */
 static const char *__init pmc_perf_hw_pmu(void)
 {
 	struct perf_event_attr pattr = {
@@ -242,8 +287,12 @@ static const char *__init pmc_perf_hw_pmu(void)
 		.disabled	= 1,
 	};
 	static char name[32] __initdata;
+	static bool probed __initdata;
 	struct perf_event *event;
 
+	if (probed)
+		return name[0] ? name : NULL;
+	probed = true;
 	event = perf_event_create_kernel_counter(&pattr, raw_smp_processor_id(),
 						 NULL, NULL, NULL);
 	if (IS_ERR(event))

@@ -282,15 +282,22 @@ static void pmc_refresh_done(struct irq_work *work)
 
 	pmc_disable_here(counter);
 	pmc_rb_kick(counter);
+	if (counter->pmu->sync_enabled)
+		schedule_work(&counter->disable_task_work);
 }
 
-/* The same, from process context, when the task moved to another CPU. */
+/*
+ * The same, from process context, when the task moved to another CPU;
+ * and the backend's part, which sleeps. A new REFRESH since keeps it on.
+ */
 static void pmc_refresh_done_task(struct work_struct *work)
 {
 	struct pmc_counter *counter = container_of(work, struct pmc_counter,
 						   disable_task_work);
 
-	pmc_disable(counter);
+	if (!atomic_read(&counter->refresh_left))
+		pmc_disable(counter);
+	pmc_counter_sync_enabled(counter);
 }
 
 void pmc_sample_init(struct pmc_counter *counter)
@@ -347,6 +354,7 @@ int pmc_refresh(struct pmc_counter *counter, unsigned long nr)
 		return -EINVAL;
 	atomic_set(&counter->refresh_left, nr);
 	pmc_enable(counter);
+	pmc_counter_sync_enabled(counter);
 	return 0;
 }
 

@@ -268,15 +268,10 @@ static void burner_run(struct __test_metadata *_metadata, struct burner *b,
 /* A perf hardware cycles counter on the calling task, or -1 and errno. */
 static int perf_cycles_open(void)
 {
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_HARDWARE,
-		.size = sizeof(attr),
-		.config = PERF_COUNT_HW_CPU_CYCLES,
-		.exclude_kernel = 1,
-		.exclude_hv = 1,
-	};
+	struct perf_event_attr attr;
 
-	return syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+	perf_user_hw_attr(&attr, PERF_COUNT_HW_CPU_CYCLES);
+	return perf_open_self(&attr, -1);
 }
 
 FIXTURE(hw) {

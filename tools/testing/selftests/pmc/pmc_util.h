@@ -537,25 +537,41 @@ static inline const char *cmdline_param(const char *name)
 }
 
 /*
+ * A user-mode perf counter of hardware event @config on this task, the
+ * oracle beside pmc_open() where perf drives a PMU: the attr to open
+ * with perf_open_self(), once the caller has set what else it needs.
+ */
+static inline void perf_user_hw_attr(struct perf_event_attr *attr,
+				     __u64 config)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->type = PERF_TYPE_HARDWARE;
+	attr->size = sizeof(*attr);
+	attr->config = config;
+	attr->exclude_kernel = 1;
+	attr->exclude_hv = 1;
+}
+
+static inline int perf_open_self(struct perf_event_attr *attr, int group_fd)
+{
+	return syscall(__NR_perf_event_open, attr, 0, -1, group_fd, 0);
+}
+
+/*
  * Does perf count a hardware event here (user-mode instructions)? Then
  * events-lite's hardware counters are perf's, unless pmc_pmu=direct.
  */
 static inline bool perf_has_hw_pmu(void)
 {
 	static int known = -1;
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_HARDWARE,
-		.size = sizeof(attr),
-		.config = PERF_COUNT_HW_INSTRUCTIONS,
-		.disabled = 1,
-		.exclude_kernel = 1,
-		.exclude_hv = 1,
-	};
+	struct perf_event_attr attr;
 	int fd;
 
 	if (known >= 0)
 		return known;
-	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+	perf_user_hw_attr(&attr, PERF_COUNT_HW_INSTRUCTIONS);
+	attr.disabled = 1;
+	fd = perf_open_self(&attr, -1);
 	known = fd >= 0;
 	if (fd >= 0)
 		close(fd);
