@@ -74,6 +74,7 @@ shell: tools-fast
 # events-lite vs perf_event_open in the same guest; see README.md.
 bench: tools-fast
 	@$(SCRIPTS)/build-kernel nopmc
+	@$(SCRIPTS)/build-cross arm64
 	@$(SCRIPTS)/bench
 
 fuzz: tools-debug

@@ -26,6 +26,12 @@
  *		   samples delivered and lost.
  *	mux	   worst scaled error of four multiplexed hardware groups
  *		   against each counted alone (emulated PMU only).
+ *	hw	   where both interfaces count hardware events on one PMU
+ *		   (events-lite's through perf, as on arm64): read(2) of an
+ *		   instructions counter, its open+close, the ping-pong with
+ *		   a group of three hardware counters on each task, and the
+ *		   loop sampled every 100 us worth of instructions, and of
+ *		   cycles (10 kHz).
  *
  * Every figure is the median of N repetitions (min and max kept); the
  * variants of a row alternate within each repetition so that drift hits
@@ -200,6 +206,10 @@ static const struct bench_event *const ev_scale_sw[] = {
 	&ev_task_clock, &ev_ctxsw,
 };
 static const struct bench_event *const ev_scale_hw[] = { &ev_cycles };
+static const struct bench_event *const ev_hw_single[] = { &ev_instructions };
+static const struct bench_event *const ev_hw_group3[] = {
+	&ev_cycles, &ev_instructions, &ev_cycles,
+};
 /* AMD models have no bus-cycles: they multiplex four cycles counters. */
 static const struct bench_event *const ev_mux_p6[] = {
 	&ev_cycles, &ev_instructions, &ev_branches, &ev_bus_cycles,
@@ -1308,22 +1318,22 @@ static const unsigned int sample_freqs[] = { 1000, 10000 };
 
 struct sample_run {
 	double wall_ns;
-	double expected;	/* task-clock ns counted / period */
+	double expected;	/* events counted / period */
 	__u64 samples, lost;
 };
 
-/* The loop, sampled by task-clock every @period ns, drained by a thread. */
-static void sampled_spin(enum api api, __u64 period, __u64 iters,
-			 struct sample_run *run)
+/* The loop, sampled by @ev every @period events, drained by a thread. */
+static void sampled_spin(enum api api, const struct bench_event *ev,
+			 __u64 period, __u64 iters, struct sample_run *run)
 {
 	const struct counter_opts opts = { .period = period, .disabled = true };
 	struct ring_reader r;
 	__u64 t0, counted;
 	int fd;
 
-	fd = counter_open(api, &ev_task_clock, -1, &opts);
+	fd = counter_open(api, ev, -1, &opts);
 	if (fd < 0)
-		die("sampling: %s: open task-clock: %s", api_names[api],
+		die("sampling: %s: open %s: %s", api_names[api], ev->name,
 		    strerror(errno));
 	if (ring_map(&r, fd, api) ||
 	    ring_start(&r, nr_cpus > 1 ? BENCH_CPU + 1 : -1))
@@ -1336,7 +1346,7 @@ static void sampled_spin(enum api api, __u64 period, __u64 iters,
 	if (counter_enable(api, fd, false))
 		die("sampling: %s: disable: %s", api_names[api], strerror(errno));
 	ring_stop(&r);
-	if (!read_values(fd, &counted, sizeof(counted), "task-clock"))
+	if (!read_values(fd, &counted, sizeof(counted), ev->name))
 		die("sampling: %s: cannot read the counter", api_names[api]);
 	close(fd);
 	if (r.corrupt)
@@ -1369,7 +1379,8 @@ static void bench_sampling(void)
 			for (a = 0; a < NR_APIS; a++) {
 				struct sample_run run;
 
-				sampled_spin(a, NSEC_PER_SEC / sample_freqs[f],
+				sampled_spin(a, &ev_task_clock,
+					     NSEC_PER_SEC / sample_freqs[f],
 					     iters, &run);
 				series_add(&slow[f][a], run.wall_ns / base_ns);
 				series_add(&samples[f][a], run.samples);
@@ -1765,6 +1776,130 @@ static void read_pmu_model(void)
 	fclose(f);
 }
 
+/* ---- row: hw ---- */
+
+/* Can @api open a group of ev_hw_group3 here? */
+static bool hw_group_opens(enum api api)
+{
+	static const struct counter_opts opts;
+	const struct group_spec g = GROUPS(api, ev_hw_group3, 1);
+	int fds[MAX_EVENTS];
+
+	if (open_groups(&g, &opts, fds))
+		return false;
+	close_fds(fds, g.nr_events);
+	return true;
+}
+
+/* @ev's events per 100 us of the loop, by an events-lite counter. */
+static __u64 period_10khz(const struct bench_event *ev, __u64 iters)
+{
+	static const struct counter_opts opts = { .disabled = true };
+	__u64 count;
+	double ns;
+	int fd;
+
+	fd = counter_open(API_PMC, ev, -1, &opts);
+	if (fd < 0 || counter_enable(API_PMC, fd, true))
+		die("hw: %s: %s", ev->name, strerror(errno));
+	ns = timed_spin(iters);
+	counter_enable(API_PMC, fd, false);
+	if (!read_values(fd, &count, sizeof(count), ev->name))
+		die("hw: cannot read %s", ev->name);
+	close(fd);
+	return count / (ns / 100000) ?: 1;
+}
+
+static const struct bench_event *const ev_hw_samplers[] = {
+	&ev_instructions, &ev_cycles,
+};
+#define NR_HW_SAMPLERS	ARRAY_SIZE(ev_hw_samplers)
+
+static void bench_hw(void)
+{
+	static const struct open_close_case oc = {
+		"ns/open+close, instructions", ev_hw_single, 1, false,
+	};
+	static const struct group_spec pmc3 = GROUPS(API_PMC, ev_hw_group3, 1);
+	static const struct group_spec perf3 = GROUPS(API_PERF, ev_hw_group3, 1);
+	const struct task_setup setups[3] = {
+		no_counters, groups_setup(&pmc3), groups_setup(&perf3),
+	};
+	struct series rd[NR_APIS] = { 0 }, oc_s[NR_APIS] = { 0 };
+	struct series base = { 0 }, over[NR_APIS] = { 0 }, loop = { 0 };
+	struct series slow[NR_HW_SAMPLERS][NR_APIS] = { 0 };
+	struct series samples[NR_HW_SAMPLERS][NR_APIS] = { 0 };
+	struct series lost[NR_HW_SAMPLERS][NR_APIS] = { 0 };
+	__u64 iters, period[NR_HW_SAMPLERS];
+	char measure[40];
+	size_t e;
+	int rep, a, k;
+
+	if (!hw_group_opens(API_PMC) || !hw_group_opens(API_PERF)) {
+		add_text_result("hw", "hardware counters",
+				"n/a (not on one PMU)");
+		return;
+	}
+	iters = calibrate_spin(sizes->spin_target_s);
+	for (e = 0; e < NR_HW_SAMPLERS; e++) {
+		period[e] = period_10khz(ev_hw_samplers[e], iters);
+		note("hw: %llu loop iterations, a sample every %llu %s",
+		     (unsigned long long)iters, (unsigned long long)period[e],
+		     ev_hw_samplers[e]->name);
+	}
+	for (rep = 0; rep < reps; rep++) {
+		double base_ns, ns[3];
+
+		for (k = 0; k < 3; k++) {
+			int v = (k + rep) % 3;
+
+			ns[v] = ping_pong("hw", &setups[v], sizes->round_trips,
+					  sizes->round_trip_cap_s);
+			if (ns[v] < 0)
+				die("hw: ping-pong failed");
+		}
+		base_ns = timed_spin(iters);
+		series_add(&loop, base_ns / 1e6);
+		series_add(&base, ns[0]);
+		for (a = 0; a < NR_APIS; a++) {
+			double r = read_cost(a, &ev_instructions, READ_SYSCALL);
+
+			if (r < 0)
+				die("hw: %s: read failed", api_names[a]);
+			series_add(&rd[a], r);
+			series_add(&oc_s[a], open_close_cost(a, &oc));
+			series_add(&over[a], ns[1 + a] - ns[0]);
+			for (e = 0; e < NR_HW_SAMPLERS; e++) {
+				struct sample_run run;
+
+				sampled_spin(a, ev_hw_samplers[e], period[e],
+					     iters, &run);
+				series_add(&slow[e][a], run.wall_ns / base_ns);
+				series_add(&samples[e][a], run.samples);
+				series_add(&lost[e][a], run.lost);
+			}
+		}
+	}
+	add_result("hw", "ns/read(2), instructions", &rd[API_PMC],
+		   &rd[API_PERF]);
+	add_result("hw", oc.measure, &oc_s[API_PMC], &oc_s[API_PERF]);
+	add_result("hw", "ns/round trip, no counters", &base, NULL);
+	add_result("hw", "overhead ns/rt, 3 hw counters", &over[API_PMC],
+		   &over[API_PERF]);
+	add_result("hw", "loop ms, unsampled", &loop, NULL);
+	for (e = 0; e < NR_HW_SAMPLERS; e++) {
+		const char *name = ev_hw_samplers[e]->name;
+
+		snprintf(measure, sizeof(measure), "slowdown x, %s 10 kHz", name);
+		add_result("hw", measure, &slow[e][API_PMC], &slow[e][API_PERF]);
+		snprintf(measure, sizeof(measure), "samples, %s 10 kHz", name);
+		add_result("hw", measure, &samples[e][API_PMC],
+			   &samples[e][API_PERF]);
+		snprintf(measure, sizeof(measure), "lost, %s 10 kHz", name);
+		add_result("hw", measure, &lost[e][API_PMC], &lost[e][API_PERF]);
+	}
+}
+
 /* ---- rows and main ---- */
 
 struct bench_row {
@@ -1782,6 +1917,7 @@ static const struct bench_row bench_rows[] = {
 	{ "scale",	bench_scale,	  true },
 	{ "sampling",	bench_sampling,	  true },
 	{ "mux",	bench_mux,	  true },
+	{ "hw",		bench_hw,	  true },
 };
 
 static void usage(FILE *out)

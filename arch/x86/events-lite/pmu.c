@@ -31,7 +31,14 @@
  * an events-lite counter programmed on it, not while a file descriptor
  * is merely open: an idle user never keeps perf, KVM or the watchdog
  * off the PMU. A counter someone else holds is no room, as a full PMU
- * is: pinned groups go to their error state, flexible ones wait.
+ * is: pinned groups go to their error state, flexible ones wait. So is
+ * every counter while perf's PMI handler is live without holding them
+ * (PT, BTS and LBR users): it would ack our overflows.
+ *
+ * A counter taken from perf leaves perf's dirty set (perf would zero it
+ * at a switch to a task that may execute rdpmc); this driver zeroes a
+ * counter itself when this CPU stops using it, so that no count is left
+ * for the next owner's rdpmc.
  */
 #define pr_fmt(fmt) "events-lite: " fmt
 
@@ -54,6 +61,7 @@
 #include <asm/cpuid/api.h>
 #include <asm/msr.h>
 #include <asm/nmi.h>
+#include <asm/perf_event.h>
 #include <asm/tlbflush.h>
 
 #include "pmc_x86.h"
@@ -216,6 +224,12 @@ static bool pmc_x86_hold(int idx)
 	return ok;
 }
 
+/* perf's PMI handler takes every overflow: no counter of ours now. */
+static bool pmc_x86_perf_pmi(void)
+{
+	return !pmc_x86_emulated && x86_perf_pmi_active();
+}
+
 static void pmc_x86_unhold(int idx)
 {
 	int unit = pmc_x86_unit(idx), i;
@@ -351,6 +365,8 @@ static void pmc_x86_global_enable(int idx)
 static void pmc_x86_start(struct pmc_x86_cpu *cpuc,
 			  struct pmc_counter *counter, int idx)
 {
+	if (!pmc_x86_emulated)
+		x86_perf_counter_taken(idx);
 	pmc_x86_set_period(counter, idx);
 	barrier();
 	WRITE_ONCE(counter->hw.idx, idx);
@@ -408,6 +424,14 @@ static void pmc_x86_stop(struct pmc_x86_cpu *cpuc, struct pmc_counter *counter)
 		atomic_dec_if_positive(&cpuc->late_pmis);
 }
 
+/* This CPU is done with counter @idx: zero it, and let it go. */
+static void pmc_x86_leave(struct pmc_x86_cpu *cpuc, int idx)
+{
+	pmc_x86_wr(pmc_x86_ctr_msr(pmc_x86_model, idx), 0);
+	__clear_bit(idx, &cpuc->dirty);
+	pmc_x86_unhold(idx);
+}
+
 /*
  * Solve the assignment of @list on the counters not in @busy, and hold
  * the counters it needs that this CPU does not hold yet. A counter that
@@ -463,7 +487,7 @@ static int pmc_x86_add(struct pmc_counter *counter)
 
 	for_each_set_bit(idx, &old, model->nr_counters)
 		list[n++] = cpuc->slots[idx];
-	if (n == model->nr_counters)
+	if (n == model->nr_counters || pmc_x86_perf_pmi())
 		return -EAGAIN;
 	list[n++] = counter;
 	if (pmc_x86_assign_held(cpuc, list, n, assign))
@@ -481,16 +505,17 @@ static int pmc_x86_add(struct pmc_counter *counter)
 	/* Counters this CPU left in the move. */
 	for_each_set_bit(idx, &old, model->nr_counters)
 		if (!test_bit(idx, &new))
-			pmc_x86_unhold(idx);
+			pmc_x86_leave(cpuc, idx);
 	return 0;
 }
 
 static void pmc_x86_del(struct pmc_counter *counter)
 {
+	struct pmc_x86_cpu *cpuc = this_cpu_ptr(&pmc_x86_cpu);
 	int idx = counter->hw.idx;
 
-	pmc_x86_stop(this_cpu_ptr(&pmc_x86_cpu), counter);
-	pmc_x86_unhold(idx);
+	pmc_x86_stop(cpuc, counter);
+	pmc_x86_leave(cpuc, idx);
 }
 
 static void pmc_x86_read(struct pmc_counter *counter)
