@@ -384,6 +384,74 @@ TEST_F(pmu, multiplexed_by_perf)
 }
 
 /*
+ * perf's two counters of one group over @loops iterations of the loop:
+ * they see the same instructions, and QEMU's same additions from the
+ * other vCPU.
+ */
+static void perf_pair_spin(struct __test_metadata *_metadata, int leader,
+			   unsigned long loops, __u64 *pair)
+{
+	__u64 buf[3];	/* nr, values */
+
+	ASSERT_EQ(0, ioctl(leader, PERF_EVENT_IOC_RESET, PERF_IOC_FLAG_GROUP));
+	ASSERT_EQ(0, ioctl(leader, PERF_EVENT_IOC_ENABLE, 0));
+	spin(loops);
+	ASSERT_EQ(0, ioctl(leader, PERF_EVENT_IOC_DISABLE, 0));
+	ASSERT_EQ(sizeof(buf), read(leader, buf, sizeof(buf)));
+	ASSERT_EQ(2, buf[0]);
+	pair[0] = buf[1];
+	pair[1] = buf[2];
+}
+
+/*
+ * events-lite leaves the PMU's registers to perf's driver: two perf
+ * counters of one group count the same loop to the same event whether a
+ * group of ours runs beside them or not (room for all, so no rotation).
+ * A write of ours to one of their counters, event selects or interrupt
+ * state would set them apart.
+ */
+TEST_F(pmu, perf_counts_untouched)
+{
+	const __u32 fmt = PMC_FORMAT_GROUP;
+	__u64 alone[2], beside[2], buf[5];
+	struct pmc_attr attr;
+	int members[2], ref, i;
+
+	self->perf_fd = perf_hw_open(variant->perf_config, 0, -1,
+				     PERF_FORMAT_GROUP);
+	ASSERT_LE(0, self->perf_fd);
+	ref = perf_hw_open(variant->perf_config, 0, self->perf_fd,
+			   PERF_FORMAT_GROUP);
+	ASSERT_LE(0, ref);
+	pmc_hw_attr(&attr, PMC_HW_CPU_CYCLES, 0, true, fmt);
+	self->pmc_fd = counter_open(_metadata, &attr, 0, -1, -1);
+	for (i = 0; i < 2; i++) {
+		pmc_hw_attr(&attr, PMC_HW_INSTRUCTIONS, 0, false, fmt);
+		members[i] = counter_open(_metadata, &attr, 0, -1,
+					  self->pmc_fd);
+	}
+
+	perf_pair_spin(_metadata, self->perf_fd, LOOPS, alone);
+	counter_ioctl(_metadata, self->pmc_fd, PMC_IOC_ENABLE);
+	perf_pair_spin(_metadata, self->perf_fd, LOOPS, beside);
+	counter_ioctl(_metadata, self->pmc_fd, PMC_IOC_DISABLE);
+	ASSERT_EQ(3, group_read(_metadata, self->pmc_fd, fmt, buf,
+				ARRAY_SIZE(buf)));
+	TH_LOG("perf's pair: %llu and %llu alone, %llu and %llu beside ours (%llu instructions)",
+	       (unsigned long long)alone[0], (unsigned long long)alone[1],
+	       (unsigned long long)beside[0], (unsigned long long)beside[1],
+	       (unsigned long long)buf[2]);
+	EXPECT_LE(LOOPS, buf[2]);	/* ours counted the loop too */
+	EXPECT_LE(LOOPS, alone[0]);
+	EXPECT_EQ(alone[0], alone[1]);
+	EXPECT_LE(LOOPS, beside[0]);
+	EXPECT_EQ(beside[0], beside[1]);
+	for (i = 0; i < 2; i++)
+		close(members[i]);
+	close(ref);
+}
+
+/*
  * A disabled counter leaves the PMU to perf: with perf's group filling
  * it, that group runs all the time while our counter is off (at open,
  * by ioctl, by prctl), and takes turns with it while it is on.
