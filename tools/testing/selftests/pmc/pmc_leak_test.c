@@ -13,6 +13,12 @@
  *    until its cache is shrunk: so every cache is shrunk, which also
  *    flushes the per-CPU slabs that /proc/slabinfo counts as active.
  *    Readings repeat until the counts stop moving.
+ *  - A fork between the shrink and the reading (vm-run's heartbeat
+ *    runs sleep(1) every 5 s) takes fresh per-CPU slabs for its task,
+ *    mm, files, creds and VMAs, and their free objects count as active:
+ *    once in a few rounds, 250-320 kB that are gone by the next reading.
+ *    So a cache's count is its least over the readings: a leak stays
+ *    in every one of them.
  *  - pmc_counter and pmc_context must come back exactly.
  *  - Anything a counter, context or ring leaves elsewhere (a file, a
  *    kmalloc, ring pages) shows in the live objects of the slab caches
@@ -204,6 +210,27 @@ static long pmc_vmalloc_kb(void)
 	return kb;
 }
 
+/*
+ * Each cache's least count over this snapshot's readings so far (@prev,
+ * the last one): what a passing fork's fresh per-CPU slabs added to one
+ * reading goes.
+ */
+static void keep_least_objects(struct mem_snapshot *snap,
+			       const struct mem_snapshot *prev)
+{
+	int i, j;
+
+	for (i = 0; i < snap->nr; i++) {
+		struct cache_count *c = &snap->cache[i];
+
+		for (j = 0; j < prev->nr; j++)
+			if (!strcmp(prev->cache[j].name, c->name))
+				break;
+		if (j < prev->nr && prev->cache[j].objs < c->objs)
+			c->objs = prev->cache[j].objs;
+	}
+}
+
 /* Counts that must stop moving once the frees have landed. */
 static bool counts_equal(const struct mem_snapshot *a,
 			 const struct mem_snapshot *b)
@@ -228,8 +255,9 @@ static int verbose_level;
  * take_snapshot() - memory in use once everything freed is really free
  *
  * Readings repeat until the pmc caches and vmalloc read the same
- * three times in a row. SUnreclaim never quite stops: shrinking itself
- * moves it by tens of kB. So it is the median of the last three.
+ * three times in a row; each cache's count is its least over them.
+ * SUnreclaim never quite stops: shrinking itself moves it by tens of
+ * kB. So it is the median of the last three.
  *
  * Return: the number of readings it took, or -errno.
  */
@@ -251,6 +279,8 @@ static int take_snapshot(struct mem_snapshot *snap)
 		ret = read_slabinfo(snap);
 		if (ret)
 			return ret;
+		if (n)
+			keep_least_objects(snap, &prev);
 		sunreclaim[n] = meminfo_kb("SUnreclaim");
 		snap->vmalloc_kb = pmc_vmalloc_kb();
 		if (verbose_level > 1)

@@ -727,6 +727,7 @@ struct child_report {
 	__u64 cpu_ns;		/* own CPU time, just before exiting */
 	__u64 switches;		/* own context switches by then */
 	__u64 uncounted_ns;	/* of which with its counters disabled */
+	__u64 own_ns;		/* its own task-clock, opened on itself */
 };
 
 /* The calling thread's context switches so far. */
@@ -946,13 +947,22 @@ struct chain {
 	int level;
 };
 
-/* One link of the chain: start the next level, burn, wait for it. */
+/*
+ * One link of the chain: start the next level, burn, wait for it. Its
+ * own task-clock, opened first and read last, counts on the clock of
+ * the context that holds its copy of the original, over part of the
+ * copy's span: what the copy folds is at least that.
+ */
 static int chain_link(void *arg)
 {
 	struct chain *c = arg;
-	int level = c->level, status;
+	int level = c->level, status, own;
+	struct pmc_attr attr;
 	pid_t next = 0;
 
+	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
+	own = pmc_open(&attr, 0, -1, -1, 0);
+	CHILD_CHECK(own >= 0, "level %d: %s", level, strerror(errno));
 	if (level + 1 < CHAIN_DEPTH) {
 		c->level = level + 1;	/* this process's copy */
 		next = fork_child(chain_link, c);
@@ -966,18 +976,27 @@ static int chain_link(void *arg)
 		CHILD_CHECK(WIFEXITED(status) && !WEXITSTATUS(status),
 			    "level %d failed: %#x", level + 1, status);
 	}
+	CHILD_CHECK(read(own, &c->r[level].own_ns, sizeof(__u64)) ==
+		    sizeof(__u64), "level %d: %s", level, strerror(errno));
 	c->r[level].cpu_ns = process_cputime_ns();
 	c->r[level].switches = thread_switches();
 	return 0;
 }
 
-/* Copies of copies fold into the one original, however deep. */
+/*
+ * Copies of copies fold into the one original, however deep: the count
+ * holds at least every level's own task-clock (on the same clocks as
+ * the copies), and no more than the whole tree's CPU time. Against the
+ * levels' reported CPU time it is only near: on the debug kernel a
+ * 20-deep chain counted 1-2 ms a level less than the scheduler charged
+ * (20 children of one parent, or a chain 5 deep, within 0.6 ms each).
+ */
 TEST_F(sched, inherit_deep_tree)
 {
 	struct child_report *r = reports_alloc(_metadata, CHAIN_DEPTH);
 	struct chain c = { .r = r, .level = 0 };
 	__u64 switches = thread_switches(), start, counted, parent, tree = 0;
-	__u64 whole = family_cputime_ns();
+	__u64 whole = family_cputime_ns(), own = 0;
 	int fd, i;
 
 	fd = open_counter(_metadata, SW(PMC_SW_TASK_CLOCK), -1, 0,
@@ -990,15 +1009,17 @@ TEST_F(sched, inherit_deep_tree)
 	switches = thread_switches() - switches;
 	for (i = 0; i < CHAIN_DEPTH; i++) {
 		EXPECT_LE(CHAIN_BURN_NS, r[i].cpu_ns) TH_LOG("level %d", i);
+		EXPECT_LT(0, r[i].own_ns) TH_LOG("level %d", i);
 		tree += r[i].cpu_ns;
+		own += r[i].own_ns;
 		switches += r[i].switches;
 	}
-	TH_LOG("counted %llu ns; parent %llu, %d levels %llu ns, all %llu ns, %llu switches",
+	TH_LOG("counted %llu ns; parent %llu, %d levels %llu ns (their own counters %llu ns), all %llu ns, %llu switches",
 	       (unsigned long long)counted, (unsigned long long)parent,
-	       CHAIN_DEPTH, (unsigned long long)tree,
+	       CHAIN_DEPTH, (unsigned long long)tree, (unsigned long long)own,
 	       (unsigned long long)whole, (unsigned long long)switches);
-	expect_covers(_metadata, "chain", counted, parent + tree, whole,
-		      switches);
+	EXPECT_LE(own, counted) TH_LOG("a level's copy did not fold");
+	expect_covers(_metadata, "chain", counted, own, whole, switches);
 	close(fd);
 	reports_free(r, CHAIN_DEPTH);
 }
