@@ -444,32 +444,43 @@ struct pmc_task_switch {
 	kuid_t uid;		/* else only counters this user opened */
 };
 
-static void __pmc_task_set_enabled(struct pmc_context *ctx, void *arg)
+/* Call @fn on each group leader of @ctx that @sw's caller may switch. */
+static void pmc_task_switch_each(struct pmc_context *ctx,
+				 const struct pmc_task_switch *sw,
+				 void (*fn)(struct pmc_context *ctx,
+					    struct pmc_counter *leader))
 {
 	struct list_head *lists[] = { &ctx->pinned_groups,
 				      &ctx->flexible_groups };
-	const struct pmc_task_switch *sw = arg;
 	struct pmc_counter *leader;
 	int i;
 
-	for (i = 0; i < ARRAY_SIZE(lists); i++) {
-		list_for_each_entry(leader, lists[i], group_entry) {
-			if (!sw->any_owner &&
-			    !uid_eq(pmc_counter_owner(leader), sw->uid))
-				continue;
-			if (sw->enable)
-				pmc_enable_locked(ctx, leader);
-			else
-				pmc_disable_locked(ctx, leader);
-		}
-	}
+	for (i = 0; i < ARRAY_SIZE(lists); i++)
+		list_for_each_entry(leader, lists[i], group_entry)
+			if (sw->any_owner ||
+			    uid_eq(pmc_counter_owner(leader), sw->uid))
+				fn(ctx, leader);
+}
+
+static void __pmc_task_set_enabled(struct pmc_context *ctx, void *arg)
+{
+	const struct pmc_task_switch *sw = arg;
+
+	pmc_task_switch_each(ctx, sw, sw->enable ? pmc_enable_locked :
+			     pmc_disable_locked);
+}
+
+static void pmc_task_sync_leader(struct pmc_context *ctx,
+				 struct pmc_counter *leader)
+{
+	pmc_counter_sync_enabled(leader);
 }
 
 /*
  * prctl(): enable or disable the group leaders on the calling task that
  * its own user opened. Those another user attached (a monitor the task
  * could not ptrace) are left alone: a watched task must not blind its
- * watcher.
+ * watcher. Then, in process context, the PMU follows the same leaders.
  */
 static int pmc_task_set_enabled(bool enable)
 {
@@ -481,22 +492,14 @@ static int pmc_task_set_enabled(bool enable)
 		.uid = current_uid(),
 	};
 
-	struct list_head *lists[2];
-	struct pmc_counter *leader;
-	int i;
-
 	/* Our own context: exit cannot run under us, no reference needed. */
 	if (!ctx)
 		return 0;
 	pmc_ctx_call(ctx, __pmc_task_set_enabled, &sw);
 
-	lists[0] = &ctx->pinned_groups;
-	lists[1] = &ctx->flexible_groups;
 	guard(mutex)(&ctx->mutex);
 	pmc_set_rotate_disable(ctx, 1);
-	for (i = 0; i < ARRAY_SIZE(lists); i++)
-		list_for_each_entry(leader, lists[i], group_entry)
-			pmc_counter_sync_enabled(leader);
+	pmc_task_switch_each(ctx, &sw, pmc_task_sync_leader);
 	pmc_set_rotate_disable(ctx, -1);
 	return 0;
 }

@@ -332,3 +332,7 @@ static int __init pmc_perf_pmu_init(void)
 	return 0;
 }
 late_initcall(pmc_perf_pmu_init);
+
+#ifdef CONFIG_PMC_PERF_KUNIT_TEST
+#include "perf_pmu_test.c"
+#endif

@@ -508,6 +508,93 @@ TEST_F(pmu, pinned_error_beside_perf)
 	EXPECT_LE(LOOPS, counter_value(_metadata, self->pmc_fd));
 }
 
+/*
+ * PMC_IOC_REFRESH(3) beside perf's counters, which fill the PMU: three
+ * samples, then the counter turns itself off and stays still, and its
+ * perf counter leaves the PMU: perf's own run all the time again.
+ */
+TEST_F(pmu, refresh_leaves_pmu)
+{
+	__u64 period = variant->id == PMC_HW_CPU_CYCLES ? CYCLE_PERIOD :
+							 INSN_PERIOD;
+	struct ring_tally t = { };
+	struct pmc_attr attr;
+	struct pmc_ring ring;
+	int fds[NR_FILL], n;
+	char state[32];
+	__u64 value;
+
+	n = perf_fill_pmu(_metadata, variant->perf_config, false, fds);
+	pmc_hw_attr(&attr, variant->id, period, true, 0);
+	self->pmc_fd = counter_open(_metadata, &attr, 0, -1, -1);
+	ring_map(_metadata, &ring, self->pmc_fd, RING_PAGES, true);
+
+	ASSERT_EQ(0, ioctl(self->pmc_fd, PMC_IOC_REFRESH, 3)) {
+		TH_LOG("PMC_IOC_REFRESH: %s", strerror(errno));
+	}
+	/* tens of periods, even taking turns with perf's counters */
+	spin(2 * LOOPS);
+	ring_tally(_metadata, &ring, &t);
+	EXPECT_EQ(3, t.samples);
+	ASSERT_EQ(0, fdinfo_field(self->pmc_fd, "pmc-state", state,
+				  sizeof(state)));
+	EXPECT_STREQ("off", state);
+	value = counter_value(_metadata, self->pmc_fd);
+	TH_LOG("%llu samples, %llu lost, then off at %llu (period %llu)",
+	       (unsigned long long)t.samples, (unsigned long long)t.lost,
+	       (unsigned long long)value, (unsigned long long)period);
+	EXPECT_LE(3 * period, value);
+	EXPECT_TRUE(perf_all_ran(_metadata, fds, n, 4 * LOOPS));
+	EXPECT_EQ(value, counter_value(_metadata, self->pmc_fd));
+	ring_unmap(&ring);
+	perf_counters_close(fds, n);
+}
+
+static int spin_child(void *arg)
+{
+	spin(LOOPS);
+	return 0;
+}
+
+/*
+ * inherit: a child runs the loop. Its copy of our counter takes a perf
+ * counter of its own, as its copy of perf's counter is one: both fold
+ * into their originals at its exit, and agree.
+ */
+TEST_F(pmu, inherit_beside_perf)
+{
+	struct perf_event_attr pattr;
+	struct pmc_attr attr;
+	__u64 perf_count, value;
+	int status;
+	pid_t pid;
+
+	pmc_hw_attr(&attr, variant->id, 0, true, 0);
+	attr.inherit = 1;
+	self->pmc_fd = counter_open(_metadata, &attr, 0, -1, -1);
+	perf_user_hw_attr(&pattr, variant->perf_config);
+	pattr.inherit = 1;
+	pattr.disabled = 1;
+	self->perf_fd = perf_open_self(&pattr, -1);
+	ASSERT_LE(0, self->perf_fd);
+
+	counter_ioctl(_metadata, self->pmc_fd, PMC_IOC_ENABLE);
+	counter_ioctl(_metadata, self->perf_fd, PERF_EVENT_IOC_ENABLE);
+	pid = fork_child(spin_child, NULL);
+	ASSERT_LT(0, pid);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	counter_ioctl(_metadata, self->perf_fd, PERF_EVENT_IOC_DISABLE);
+	counter_ioctl(_metadata, self->pmc_fd, PMC_IOC_DISABLE);
+	ASSERT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	ASSERT_EQ(sizeof(perf_count),
+		  read(self->perf_fd, &perf_count, sizeof(perf_count)));
+	value = counter_value(_metadata, self->pmc_fd);
+	TH_LOG("a child's loop, inherited: pmc_open %llu, perf %llu",
+	       (unsigned long long)value, (unsigned long long)perf_count);
+	EXPECT_LE(LOOPS, perf_count);
+	expect_same_count(_metadata, "inherited", value, perf_count);
+}
+
 /* PERF_RECORD_SAMPLE records in a perf ring. */
 static __u64 perf_samples(struct perf_event_mmap_page *page)
 {
