@@ -210,6 +210,18 @@ static long pmc_vmalloc_kb(void)
 	return kb;
 }
 
+/* Cache @name in @snap, or NULL if it had none. */
+static const struct cache_count *find_cache(const struct mem_snapshot *snap,
+					    const char *name)
+{
+	int i;
+
+	for (i = 0; i < snap->nr; i++)
+		if (!strcmp(snap->cache[i].name, name))
+			return &snap->cache[i];
+	return NULL;
+}
+
 /*
  * Each cache's least count over this snapshot's readings so far (@prev,
  * the last one): what a passing fork's fresh per-CPU slabs added to one
@@ -218,16 +230,14 @@ static long pmc_vmalloc_kb(void)
 static void keep_least_objects(struct mem_snapshot *snap,
 			       const struct mem_snapshot *prev)
 {
-	int i, j;
+	int i;
 
 	for (i = 0; i < snap->nr; i++) {
 		struct cache_count *c = &snap->cache[i];
+		const struct cache_count *was = find_cache(prev, c->name);
 
-		for (j = 0; j < prev->nr; j++)
-			if (!strcmp(prev->cache[j].name, c->name))
-				break;
-		if (j < prev->nr && prev->cache[j].objs < c->objs)
-			c->objs = prev->cache[j].objs;
+		if (was && was->objs < c->objs)
+			c->objs = was->objs;
 	}
 }
 
@@ -332,19 +342,13 @@ static bool cache_noisy(const char *name)
 static int cache_growth(const struct mem_snapshot *a,
 			const struct mem_snapshot *b, struct cache_growth *g)
 {
-	int i, j;
+	int i;
 
 	for (i = 0; i < b->nr; i++) {
-		long before = 0;
+		const struct cache_count *was = find_cache(a, b->cache[i].name);
 
-		for (j = 0; j < a->nr; j++) {
-			if (!strcmp(a->cache[j].name, b->cache[i].name)) {
-				before = a->cache[j].objs;
-				break;
-			}
-		}
 		g[i].name = b->cache[i].name;
-		g[i].objs = b->cache[i].objs - before;
+		g[i].objs = b->cache[i].objs - (was ? was->objs : 0);
 		g[i].bytes = g[i].objs * b->cache[i].size;
 	}
 	qsort(g, b->nr, sizeof(*g), by_growth);
