@@ -115,6 +115,11 @@ struct pmc_pmu {
 	int (*user_index)(struct pmc_counter *counter, u16 *width);
 	void (*mapped)(struct mm_struct *mm);
 	void (*unmapped)(struct mm_struct *mm);
+	/*
+	 * The backend follows attr.freq itself, and sets counter->period to
+	 * the period that ended before each pmc_counter_overflow().
+	 */
+	bool own_freq;
 };
 
 struct pmc_counter {
@@ -210,6 +215,25 @@ struct pmc_counter {
 	struct work_struct disable_task_work;	/* ...and the task moved */
 	atomic_t refresh_left;		/* see PMC_REFRESH_OFF */
 	bool kernel_visible;		/* may samples show kernel addresses */
+	/*
+	 * The sample period: attr.irq_period, or what attr.freq's rate
+	 * asks for (period_rand draws around it). Set at pmc_open(), then
+	 * changed only by the overflow path on the counter's CPU (any
+	 * context, NMI included), one overflow at a time.
+	 */
+	u64 period;
+	/*
+	 * attr.freq where events-lite adjusts the period (not a clock, not
+	 * perf's backend, which does it itself): the counter's running
+	 * time is freq_ran plus, while it is active, local_clock() since
+	 * freq_on, both written at sched in and out (ctx->lock, IRQs off);
+	 * freq_stamp is that running time when the period began, written
+	 * by the overflow path. All on the CPU the counter is active on.
+	 */
+	bool freq_adapt;
+	u64 freq_on;
+	u64 freq_ran;
+	u64 freq_stamp;
 	local64_t sw_period_left;	/* software events: to next sample;
 					 * clocks: ns of the period left
 					 * while the counter is off
@@ -264,7 +288,6 @@ struct pmc_counter {
 		struct {			/* hardware counters */
 			int idx;		/* counter, or -1 */
 			u64 sel;		/* event select, without EN */
-			u64 period;
 			local64_t prev_count;	/* raw value last folded */
 			local64_t period_left;	/* events to the next overflow */
 		} hw;

@@ -76,8 +76,7 @@ too_big:
 /* Reject anything this kernel does not understand, so it can grow. */
 static int pmc_check_attr(const struct pmc_attr *attr)
 {
-	if (attr->__reserved_1 || attr->__reserved_2 || attr->__reserved_3 ||
-	    attr->__reserved_4 || attr->extra_config_len)
+	if (attr->__reserved_1 || attr->__reserved_3 || attr->extra_config_len)
 		return -EINVAL;
 	if (attr->record_type & ~PMC_RECORD_ALL ||
 	    attr->read_format & ~PMC_FORMAT_ALL)
@@ -88,7 +87,11 @@ static int pmc_check_attr(const struct pmc_attr *attr)
 	if (attr->period_rand > PMC_PERIOD_RAND_MAX ||
 	    (attr->period_rand && !attr->irq_period))
 		return -EINVAL;
-	return 0;
+	/* A rate, as perf's sample_freq: at most what a counter may take. */
+	if (attr->freq && (!attr->irq_period || attr->period_rand ||
+			   attr->irq_period > READ_ONCE(sysctl_pmc_max_sample_rate)))
+		return -EINVAL;
+	return pmc_check_user_sample(attr);
 }
 
 /* Set once at boot by the arch driver, when it found a usable PMU. */
@@ -150,6 +153,12 @@ static int pmc_check_permission(const struct pmc_attr *attr, pid_t pid)
 	}
 	if (pid == -1) {
 		if (paranoid > 0 && !capable)
+			return -EACCES;
+		/*
+		 * Other users' registers and stacks: only for those who may
+		 * see every task's (perf lets paranoid 0 have them).
+		 */
+		if (attr->record_type & PMC_RECORD_USER_STATE && !capable)
 			return -EACCES;
 		ret = security_perf_event_open(PERF_SECURITY_CPU);
 		if (ret)

@@ -154,9 +154,16 @@ void pmc_inherit_exit(struct pmc_context *ctx, bool fold);
 
 /* ring_buffer.c */
 extern int sysctl_pmc_mlock_kb;
+/*
+ * A piece of a record: @len bytes at @buf, or with @copied, at @user in
+ * the current task's memory; *@copied is then set to the bytes that
+ * could be read (the rest are zeroes) before the next part is written.
+ */
 struct pmc_rb_part {
 	const void *buf;
 	size_t len;
+	const void __user *user;
+	u64 *copied;
 };
 
 bool pmc_rb_write(struct pmc_counter *counter, const struct pmc_rb_part *parts,
@@ -187,6 +194,10 @@ void pmc_userpage_vma_unmapped(struct pmc_counter *counter,
 			       struct mm_struct *mm);
 
 /* sample.c */
+/* Samples that copy a task's user registers or stack. */
+#define PMC_RECORD_USER_STATE	(PMC_RECORD_REGS_USER | PMC_RECORD_STACK_USER)
+int pmc_check_user_sample(const struct pmc_attr *attr);
+void pmc_freq_sched(struct pmc_counter *counter, bool in);
 void pmc_sample_init(struct pmc_counter *counter);
 void pmc_sample_destroy(struct pmc_counter *counter);
 int pmc_refresh(struct pmc_counter *counter, unsigned long nr);
@@ -212,6 +223,7 @@ void pmc_wakeup_took(struct pmc_counter *counter, u64 ns);
 /* software.c */
 extern const struct pmc_pmu pmc_sw_pmu;
 void pmc_sw_idle_switch(struct pmc_counter *counter, bool idle);
+bool pmc_sw_is_clock(struct pmc_counter *counter);
 
 /* core.c */
 extern int sysctl_pmc_paranoid;

@@ -96,7 +96,8 @@ static int pmc_perf_attr(const struct pmc_attr *attr,
 	pattr->exclude_hv = attr->exclude_hv;
 	/* A vCPU thread's counters count the host, as the guide says. */
 	pattr->exclude_guest = 1;
-	pattr->sample_period = attr->irq_period;
+	pattr->sample_period = attr->irq_period;	/* or sample_freq */
+	pattr->freq = attr->freq;
 	return 0;
 }
 
@@ -124,6 +125,7 @@ static void pmc_perf_overflow(struct perf_event *event,
 	if (counter->attr.period_rand)
 		WRITE_ONCE(event->hw.sample_period,
 			   pmc_next_period(counter, counter->attr.irq_period));
+	counter->period = data->period;		/* attr.freq's, perf's choice */
 	pmc_counter_overflow(counter, regs, 0);
 }
 
@@ -272,6 +274,7 @@ static const struct pmc_pmu pmc_perf_pmu = {
 	.del		= pmc_perf_read,
 	.read		= pmc_perf_read,
 	.sample_read	= pmc_perf_sample_read,
+	.own_freq	= true,
 };
 
 /*

@@ -218,6 +218,35 @@ static void pmc_rb_copy(struct pmc_ring_buffer *rb, u64 pos, const void *buf,
 		memcpy(rb->data, buf + first, len - first);
 }
 
+/*
+ * Copy @len bytes of the current task's memory at @user to @pos, a page
+ * at a time, up to the first that cannot be read without a fault; the
+ * rest is zeroed. Returns the bytes copied. copy_from_user_nofault()
+ * never sleeps, and refuses in an NMI that came while another mm was
+ * loaded.
+ */
+static u64 pmc_rb_copy_user(struct pmc_ring_buffer *rb, u64 pos,
+			    const void __user *user, size_t len)
+{
+	size_t done = 0, copied = 0, chunk;
+	unsigned long from;
+	u64 off;
+
+	for (; done < len; done += chunk) {
+		off = (pos + done) & (rb->size - 1);
+		from = (unsigned long)user + done;
+		chunk = min3(len - done, (size_t)(rb->size - off),
+			     (size_t)(PAGE_SIZE - offset_in_page(from)));
+		if (copied == done &&
+		    !copy_from_user_nofault(rb->data + off,
+					    (const void __user *)from, chunk))
+			copied += chunk;
+		else
+			memset(rb->data + off, 0, chunk);
+	}
+	return copied;
+}
+
 /* Enter as a writer: counted before any reservation can be seen. */
 static void pmc_rb_enter(struct pmc_ring_buffer *rb)
 {
@@ -366,7 +395,11 @@ static void pmc_rb_output(struct pmc_ring_buffer *rb, struct pmc_counter *owner,
 	if (!len)
 		return;
 	for (i = 0; i < nr_parts; i++) {
-		pmc_rb_copy(rb, pos, parts[i].buf, parts[i].len);
+		if (parts[i].copied)
+			*parts[i].copied = pmc_rb_copy_user(rb, pos, parts[i].user,
+							    parts[i].len);
+		else
+			pmc_rb_copy(rb, pos, parts[i].buf, parts[i].len);
 		pos += parts[i].len;
 	}
 	if (sample && owner->attr.wakeup_events &&

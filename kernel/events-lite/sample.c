@@ -20,11 +20,14 @@
 #include <linux/fs.h>
 #include <linux/math64.h>
 #include <linux/mm.h>
+#include <linux/perf_event.h>
+#include <linux/perf_regs.h>
 #include <linux/pid_namespace.h>
 #include <linux/random.h>
 #include <linux/percpu.h>
 #include <linux/ptrace.h>
 #include <linux/sched/task_stack.h>
+#include <linux/sched/clock.h>
 #include <linux/slab.h>
 #include <linux/stacktrace.h>
 #include <linux/timekeeping.h>
@@ -34,7 +37,21 @@
 #include "internal.h"
 
 #define PMC_CALLCHAIN_MAX	64
-#define PMC_SAMPLE_MAX		2048	/* bytes of one sample record */
+#define PMC_SAMPLE_MAX		2048	/* bytes of a sample's head */
+/* Words a sample may take after GROUP: call chain, registers, stack size. */
+#define PMC_SAMPLE_TAIL_WORDS	(1 + PMC_CALLCHAIN_MAX + 1 + 64 + 1)
+
+/*
+ * User registers come from perf's helpers for the architecture (its
+ * PERF_REG_* numbering, as the ABI says); the stack needs them too.
+ */
+#if defined(CONFIG_PERF_EVENTS) && defined(CONFIG_HAVE_PERF_REGS)
+#define PMC_HAVE_USER_REGS	1
+#else
+#define PMC_HAVE_USER_REGS	0
+#endif
+#define PMC_HAVE_USER_STACK	(PMC_HAVE_USER_REGS && \
+				 IS_ENABLED(CONFIG_HAVE_PERF_USER_STACK_DUMP))
 
 struct pmc_sample_buf {
 	u64 words[PMC_SAMPLE_MAX / sizeof(u64)];
@@ -129,6 +146,99 @@ static unsigned int pmc_callchain(struct pmc_counter *counter,
 	return 1 + kernel + user;
 }
 
+/* PMC_RECORD_REGS_USER and PMC_RECORD_STACK_USER, at pmc_open(). */
+int pmc_check_user_sample(const struct pmc_attr *attr)
+{
+	/* Fields for a record bit that is not set: reserved, as before. */
+	if ((attr->regs_user && !(attr->record_type & PMC_RECORD_REGS_USER)) ||
+	    (attr->stack_user && !(attr->record_type & PMC_RECORD_STACK_USER)))
+		return -EINVAL;
+	if (attr->record_type & PMC_RECORD_REGS_USER) {
+		if (!PMC_HAVE_USER_REGS)
+			return -EOPNOTSUPP;
+		/*
+		 * The general registers only: x86's XMM and arm64's VG are
+		 * read from where perf's own sample path keeps them.
+		 */
+		if (attr->regs_user & PERF_REG_EXTENDED_MASK ||
+		    perf_reg_validate(attr->regs_user))
+			return -EINVAL;
+	}
+	if (attr->record_type & PMC_RECORD_STACK_USER) {
+		if (!PMC_HAVE_USER_STACK)
+			return -EOPNOTSUPP;
+		if (attr->stack_user > PMC_STACK_USER_MAX ||
+		    !IS_ALIGNED(attr->stack_user, sizeof(u64)))
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* The ABI numbers are perf's: perf_reg_abi() gives them. */
+static_assert(PMC_REGS_ABI_64 == PERF_SAMPLE_REGS_ABI_64);
+static_assert(PMC_REGS_ABI_32 == PERF_SAMPLE_REGS_ABI_32);
+
+/*
+ * The user registers of the task a sample interrupted, and their ABI;
+ * NULL for a kernel thread. In the kernel, perf's helper knows which of
+ * the saved registers are real (x86: an NMI on the entry path).
+ */
+static struct pt_regs *pmc_user_regs(struct pt_regs *regs, u64 *abi)
+{
+#if PMC_HAVE_USER_REGS
+	struct perf_regs user;
+
+	if (user_mode(regs)) {
+		*abi = perf_reg_abi(current);
+		return regs;
+	}
+	if (is_user_task(current)) {
+		perf_get_regs_user(&user, regs);
+		*abi = user.abi;
+		return user.regs;
+	}
+#endif
+	*abi = PMC_REGS_ABI_NONE;
+	return NULL;
+}
+
+/* u64 abi; u64 regs[] in attr.regs_user's bit order, unless abi is NONE. */
+static u64 *pmc_sample_user_regs(struct pmc_counter *counter,
+				 struct pt_regs *uregs, u64 abi, u64 *p)
+{
+	u64 mask = counter->attr.regs_user;
+
+	*p++ = abi;
+	if (!uregs)
+		return p;
+	while (mask) {
+		*p++ = perf_reg_value(uregs, __ffs64(mask));
+		mask &= mask - 1;
+	}
+	return p;
+}
+
+/*
+ * Bytes of user stack a sample copies: attr.stack_user from the stack
+ * pointer up, as far as user space goes, and as far as the record's
+ * u16 size lets it after its first @head bytes and the dyn_size word.
+ */
+static u64 pmc_user_stack_size(struct pmc_counter *counter,
+			       struct pt_regs *uregs, size_t head)
+{
+	unsigned long sp;
+	u64 size;
+
+	if (!PMC_HAVE_USER_STACK || !uregs || !current->mm)
+		return 0;
+	sp = user_stack_pointer(uregs);
+	if (!sp || sp >= TASK_SIZE)
+		return 0;
+	size = min3((u64)counter->attr.stack_user, (u64)(TASK_SIZE - sp),
+		    (u64)(PMC_STACK_USER_MAX - head - sizeof(u64)));
+	return round_down(size, sizeof(u64));
+}
+
 /* pid and tid of @task as @counter's reader sees them. */
 static void pmc_ids(struct pmc_counter *counter, struct task_struct *task,
 		    u32 *pid, u32 *tid)
@@ -154,15 +264,22 @@ static u64 pmc_sample_member_value(struct pmc_counter *pos)
 	return count + atomic64_read(&pos->child_count);
 }
 
+/*
+ * The record is built in this CPU's buffer, but for a user stack
+ * snapshot, which goes from user memory to the ring buffer: then
+ * parts[1] is the stack and parts[2] its dyn_size, the bytes that could
+ * be read (copy_from_user_nofault(): never a fault, in any context).
+ */
 static void pmc_sample(struct pmc_counter *counter, struct pt_regs *regs,
-		       u64 addr)
+		       u64 addr, u64 period)
 {
 	u32 type = counter->attr.record_type;
 	struct pmc_counter *leader, *pos;
 	struct pmc_event_header *header;
-	struct pmc_rb_part part;
+	struct pmc_rb_part parts[3] = { };
+	struct pt_regs *uregs = NULL;
+	u64 *buf, *p, abi, stack = 0, dyn_size = 0;
 	unsigned long flags;
-	u64 *buf, *p;
 
 	local_irq_save(flags);
 	buf = this_cpu_ptr(&pmc_sample_bufs[interrupt_context_level()])->words;
@@ -180,13 +297,15 @@ static void pmc_sample(struct pmc_counter *counter, struct pt_regs *regs,
 		*p++ = ktime_get_mono_fast_ns();
 	if (type & PMC_RECORD_ADDR)
 		*p++ = pmc_visible(counter, addr);
+	if (type & PMC_RECORD_PERIOD)
+		*p++ = period;
 	if (type & PMC_RECORD_GROUP) {
 		u64 *nr = p++;
 
 		*nr = 0;
 		leader = counter->leader;
 		for_each_group_counter(pos, leader) {
-			if (p + 2 + 1 + PMC_CALLCHAIN_MAX >=
+			if (p + 2 + PMC_SAMPLE_TAIL_WORDS >=
 			    buf + ARRAY_SIZE(((struct pmc_sample_buf *)0)->words))
 				goto lost;
 			*p++ = pos->attr.config;
@@ -196,20 +315,68 @@ static void pmc_sample(struct pmc_counter *counter, struct pt_regs *regs,
 	}
 	if (type & PMC_RECORD_CALLCHAIN)
 		p += pmc_callchain(counter, regs, p);
+	if (type & PMC_RECORD_USER_STATE)
+		uregs = pmc_user_regs(regs, &abi);
+	if (type & PMC_RECORD_REGS_USER)
+		p = pmc_sample_user_regs(counter, uregs, abi, p);
+	if (type & PMC_RECORD_STACK_USER) {
+		stack = pmc_user_stack_size(counter, uregs,
+					    (p + 1 - buf) * sizeof(u64));
+		*p++ = stack;
+	}
 
 	header->type = type;
 	header->misc = PMC_EVENT_MISC_OVERFLOW |
 		       (user_mode(regs) ? PMC_EVENT_MISC_USER :
 					  PMC_EVENT_MISC_KERNEL);
-	header->size = (p - buf) * sizeof(u64);
-	part.buf = buf;
-	part.len = header->size;
-	pmc_rb_write(counter, &part, 1, true);
+	parts[0].buf = buf;
+	parts[0].len = (p - buf) * sizeof(u64);
+	header->size = parts[0].len;
+	if (stack) {
+		parts[1].user = (const void __user *)user_stack_pointer(uregs);
+		parts[1].len = stack;
+		parts[1].copied = &dyn_size;
+		parts[2].buf = &dyn_size;
+		parts[2].len = sizeof(dyn_size);
+		header->size += stack + sizeof(dyn_size);
+	}
+	pmc_rb_write(counter, parts, stack ? 3 : 1, true);
 	local_irq_restore(flags);
 	return;
 lost:
 	local_irq_restore(flags);
 	pmc_rb_lost(counter, 1);
+}
+
+/*
+ * attr.freq: the next period, for attr.irq_period samples a second of
+ * the counter's running time, from the events the last one took over
+ * the time it ran. At most 8 times longer or shorter than the last, so
+ * that one late interrupt cannot throw it far; from 1 it reaches 10^8
+ * in nine periods. Any context on the counter's CPU, while it is active.
+ */
+static void pmc_freq_adapt(struct pmc_counter *counter)
+{
+	u64 ran = counter->freq_ran + local_clock() - counter->freq_on;
+	u64 took = max_t(u64, ran - counter->freq_stamp, 1);
+	u64 period = counter->period, next;
+
+	counter->freq_stamp = ran;
+	next = mul_u64_u64_div_u64(period, NSEC_PER_SEC / counter->attr.irq_period,
+				   took);
+	counter->period = clamp_t(u64, next, max_t(u64, period / 8, 1),
+				  period > S64_MAX / 8 ? S64_MAX : period * 8);
+}
+
+/* The running time freq_adapt measures: at sched in and out. */
+void pmc_freq_sched(struct pmc_counter *counter, bool in)
+{
+	u64 now = local_clock();
+
+	if (in)
+		counter->freq_on = now;
+	else
+		counter->freq_ran += now - counter->freq_on;
 }
 
 /*
@@ -227,9 +394,12 @@ lost:
 void pmc_counter_overflow(struct pmc_counter *counter, struct pt_regs *regs,
 			  u64 addr)
 {
+	u64 period = counter->period;	/* the one that ended */
 	int left = 1;
 
 	atomic64_inc(&counter->overflows);
+	if (counter->freq_adapt)
+		pmc_freq_adapt(counter);
 	if (!pmc_throttle_sample(counter))
 		return;
 	if (atomic_read(&counter->refresh_left) != PMC_REFRESH_OFF) {
@@ -244,7 +414,7 @@ void pmc_counter_overflow(struct pmc_counter *counter, struct pt_regs *regs,
 	/* A user-only counter samples where the task was in user mode. */
 	if (counter->attr.exclude_kernel && !user_mode(regs) && current->mm)
 		regs = task_pt_regs(current);
-	pmc_sample(counter, regs, addr);
+	pmc_sample(counter, regs, addr, period);
 	/* The budget's last overflow hangs up, as perf's event_limit does. */
 	pmc_rb_signal(counter, left ? POLL_IN : POLL_HUP);
 }
@@ -307,8 +477,18 @@ void pmc_sample_init(struct pmc_counter *counter)
 	atomic_set(&counter->refresh_left, PMC_REFRESH_OFF);
 	if (counter->attr.period_rand)
 		prandom_seed_state(&counter->period_rnd, get_random_u64());
+	counter->period = counter->attr.irq_period;
+	if (counter->attr.freq) {
+		/* A clock's rate is its period; others start short, as perf's. */
+		if (counter->pmu == &pmc_sw_pmu && pmc_sw_is_clock(counter)) {
+			counter->period = NSEC_PER_SEC / counter->attr.irq_period;
+		} else if (!counter->pmu->own_freq) {
+			counter->freq_adapt = true;
+			counter->period = 1;
+		}
+	}
 	local64_set(&counter->sw_period_left,
-		    pmc_next_period(counter, counter->attr.irq_period));
+		    pmc_next_period(counter, counter->period));
 }
 
 /*

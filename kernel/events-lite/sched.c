@@ -85,6 +85,8 @@ int pmc_counter_sched_in(struct pmc_counter *counter)
 		return 0;
 	if (counter->cpu >= 0 && counter->cpu != smp_processor_id())
 		return 0;
+	if (counter->freq_adapt)	/* before its first overflow can come */
+		pmc_freq_sched(counter, true);
 	ret = counter->pmu->add(counter);
 	if (ret)
 		return ret;
@@ -98,6 +100,8 @@ void pmc_counter_sched_out(struct pmc_counter *counter)
 	if (counter->state != PMC_STATE_ACTIVE)
 		return;
 	counter->pmu->del(counter);
+	if (counter->freq_adapt)
+		pmc_freq_sched(counter, false);
 	pmc_counter_set_state(counter, PMC_STATE_INACTIVE);
 	counter->oncpu = -1;
 }

@@ -83,7 +83,7 @@ static DEFINE_PER_CPU(struct pmc_sw_cpu, pmc_sw_cpu);
 
 #define PMC_SW_MIN_CLOCK_PERIOD	(10 * NSEC_PER_USEC)
 
-static bool pmc_sw_is_clock(struct pmc_counter *counter)
+bool pmc_sw_is_clock(struct pmc_counter *counter)
 {
 	u64 id = PMC_CONFIG_ID(counter->attr.config);
 
@@ -107,7 +107,7 @@ static u64 pmc_sw_clock_now(struct pmc_counter *counter)
 /* A clock's period, in ns; shorter ones would only flood the CPU. */
 static u64 pmc_sw_clock_period(struct pmc_counter *counter)
 {
-	return max_t(u64, pmc_next_period(counter, counter->attr.irq_period),
+	return max_t(u64, pmc_next_period(counter, counter->period),
 		     PMC_SW_MIN_CLOCK_PERIOD);
 }
 
@@ -318,7 +318,7 @@ static enum hrtimer_restart pmc_sw_clocks_tick(struct hrtimer *timer)
 static void pmc_sw_clock_stop(struct pmc_counter *counter)
 {
 	struct pmc_sw_cpu *swc = this_cpu_ptr(&pmc_sw_cpu);
-	u64 period = max_t(u64, counter->attr.irq_period,
+	u64 period = max_t(u64, counter->period,
 			   PMC_SW_MIN_CLOCK_PERIOD);
 	s64 left;
 
@@ -559,20 +559,15 @@ static void pmc_sw_period(struct pmc_counter *counter, u64 nr,
 			  struct pt_regs *regs, u64 addr,
 			  struct pmc_sw_walk *walk)
 {
-	u64 period = counter->attr.irq_period;	/* 1..S64_MAX, see core.c */
+	u64 period = counter->period;	/* 1..S64_MAX, see core.c */
 	s64 left = local64_sub_return(min_t(u64, nr, S64_MAX / 2),
 				      &counter->sw_period_left);
-	u64 ended, burst, *samples_left, i, start;
+	u64 ended, burst, *samples_left, i, start, next;
 
 	if (left > 0)
 		return;
 	ended = div64_u64(-left, period) + 1;
 	left = local64_add_return(ended * period, &counter->sw_period_left);
-	/* The period that began is a fresh draw, less what ran past it. */
-	if (counter->attr.period_rand) {
-		left += pmc_next_period(counter, period) - period;
-		local64_set(&counter->sw_period_left, max_t(s64, left, 1));
-	}
 	samples_left = pmc_sw_samples_left(walk, counter);
 	burst = min3(ended, (u64)PMC_SW_MAX_BURST, *samples_left);
 	*samples_left -= burst;
@@ -583,6 +578,14 @@ static void pmc_sw_period(struct pmc_counter *counter, u64 nr,
 	}
 	if (ended > burst)
 		pmc_counter_skipped(counter, ended - burst);
+	/*
+	 * The period that began is a fresh draw, or the one attr.freq's
+	 * overflows asked for, less what ran past it.
+	 */
+	next = pmc_next_period(counter, counter->period);
+	if (next != period)
+		local64_set(&counter->sw_period_left,
+			    max_t(s64, left + next - period, 1));
 }
 
 /* A mark no other walk, on this CPU or another, has used. */

@@ -264,6 +264,18 @@ static u64 pmc_x86_update(struct pmc_counter *counter)
  * write minus the events left. The counter first, then prev_count: a
  * read from the NMI in between folds nothing it should not.
  */
+/*
+ * The period to program: the sample period, or for a counting counter
+ * the longest, so that it folds its count before a wrap.
+ */
+static u64 pmc_x86_period(struct pmc_counter *counter)
+{
+	u64 max = pmc_x86_max_period(pmc_x86_model);
+
+	return counter->attr.irq_period ? min(READ_ONCE(counter->period), max) :
+					  max;
+}
+
 static void pmc_x86_set_period(struct pmc_counter *counter, int idx)
 {
 	const struct pmc_x86_model *model = pmc_x86_model;
@@ -271,7 +283,7 @@ static void pmc_x86_set_period(struct pmc_counter *counter, int idx)
 	u64 val;
 
 	left = pmc_x86_next_left(model, left,
-				 pmc_next_period(counter, counter->hw.period),
+				 pmc_next_period(counter, pmc_x86_period(counter)),
 				 READ_ONCE(counter->throttled));
 	local64_set(&counter->hw.period_left, left);
 
@@ -751,7 +763,7 @@ static enum hrtimer_restart pmc_x86_unthrottle_tick(struct hrtimer *timer)
 			continue;
 		pmc_x86_stop(cpuc, counter);
 		pmc_unthrottle(counter);
-		local64_set(&counter->hw.period_left, counter->hw.period);
+		local64_set(&counter->hw.period_left, pmc_x86_period(counter));
 		pmc_x86_start(cpuc, counter, idx);
 	}
 	return HRTIMER_NORESTART;
@@ -787,7 +799,7 @@ static int pmc_x86_init_counter(struct pmc_counter *counter)
 {
 	const struct pmc_x86_model *model = pmc_x86_model;
 	struct pmc_attr *attr = &counter->attr;
-	u64 sel, max = pmc_x86_max_period(model);
+	u64 sel;
 	int ret;
 
 	ret = pmc_x86_event_config(model, attr->config, &sel);
@@ -800,8 +812,7 @@ static int pmc_x86_init_counter(struct pmc_counter *counter)
 	/* Counting counters take an interrupt too, to fold before a wrap. */
 	counter->hw.sel = sel | PMC_X86_SEL_INT;
 	counter->hw.idx = -1;
-	counter->hw.period = attr->irq_period ? min(attr->irq_period, max) : max;
-	local64_set(&counter->hw.period_left, counter->hw.period);
+	local64_set(&counter->hw.period_left, pmc_x86_period(counter));
 	return 0;
 }
 

@@ -63,7 +63,21 @@ enum pmc_sw_id {
 #define PMC_RECORD_ADDR		(1U << 3)
 #define PMC_RECORD_GROUP	(1U << 4)
 #define PMC_RECORD_CALLCHAIN	(1U << 5)
-#define PMC_RECORD_ALL		((1U << 6) - 1)
+#define PMC_RECORD_PERIOD	(1U << 6)
+#define PMC_RECORD_REGS_USER	(1U << 7)
+#define PMC_RECORD_STACK_USER	(1U << 8)
+#define PMC_RECORD_ALL		((1U << 9) - 1)
+
+/*
+ * PMC_RECORD_REGS_USER: the sample's u64 abi says how its user registers
+ * were read; with PMC_REGS_ABI_NONE (a kernel thread) no registers follow.
+ */
+#define PMC_REGS_ABI_NONE	0
+#define PMC_REGS_ABI_32		1
+#define PMC_REGS_ABI_64		2
+
+/* The largest pmc_attr.stack_user: a record's size is a __u16. */
+#define PMC_STACK_USER_MAX	65528
 
 /* pmc_attr.read_format: what read() returns after the value. */
 #define PMC_FORMAT_TOTAL_TIME_ENABLED	(1U << 0)
@@ -93,15 +107,18 @@ struct pmc_attr {
 	      time_all       : 1, /* MMAP, MUNMAP, COMM records end with
 				   * u64 time
 				   */
-	      __reserved_1   : 45;
+	      freq           : 1, /* irq_period is a rate: samples
+				   * per second, the kernel sets the period
+				   */
+	      __reserved_1   : 44;
 	__u32 extra_config_len;	/* must be 0 for now */
 	__u32 wakeup_events;	/* wake poll() every N samples; 0: per page */
-	__u64 __reserved_2;
+	__u64 regs_user;	/* PMC_RECORD_REGS_USER: PERF_REG_* bits */
 	__u64 __reserved_3;
 	__u32 size;		/* sizeof(struct pmc_attr) the caller knows;
 				 * 0: PMC_ATTR_SIZE_VER0
 				 */
-	__u32 __reserved_4;
+	__u32 stack_user;	/* PMC_RECORD_STACK_USER: bytes, 8-aligned */
 };
 
 /* The first published size of struct pmc_attr. */

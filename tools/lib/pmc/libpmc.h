@@ -401,6 +401,38 @@ struct pmc_sample {
 int pmc_sample_parse(const void *rec, __u32 record_type,
 		     struct pmc_sample *s);
 
+/* A sample's fields that pmc_sample_parse() does not decode. */
+struct pmc_sample_ext {
+	__u64 period;			/* PMC_RECORD_PERIOD */
+	__u64 regs_abi;			/* PMC_RECORD_REGS_USER: PMC_REGS_ABI_* */
+	unsigned int nr_regs;		/* 0 with PMC_REGS_ABI_NONE */
+	const void *regs;		/* u64[nr_regs], in regs_user bit order */
+	__u64 stack_size;		/* PMC_RECORD_STACK_USER: bytes copied */
+	const void *stack;		/* from the user stack pointer up */
+	__u64 stack_dyn;		/* of them, read from the stack */
+};
+
+/*
+ * pmc_sample_parse_ext() - pmc_sample_parse() for every record_type bit
+ *
+ * @regs_user is the counter's attr.regs_user, which says how many
+ * registers a PMC_RECORD_REGS_USER sample carries. regs and stack
+ * point into @rec. pmc_sample_parse() fails with EINVAL on a sample with
+ * PMC_RECORD_REGS_USER. (LIBPMC_0.2)
+ */
+int pmc_sample_parse_ext(const void *rec, __u32 record_type, __u64 regs_user,
+			 struct pmc_sample *s, struct pmc_sample_ext *x);
+
+/* Register @i of a decoded sample's user registers. */
+static inline __u64 pmc_sample_reg(const struct pmc_sample_ext *x, size_t i)
+{
+	__u64 val;
+
+	__builtin_memcpy(&val, (const unsigned char *)x->regs + 8 * i,
+			 sizeof(val));
+	return val;
+}
+
 /* Entry @i of a decoded sample's call chain. */
 static inline __u64 pmc_sample_chain_ip(const struct pmc_sample *s, size_t i)
 {

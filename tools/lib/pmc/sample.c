@@ -34,8 +34,8 @@ static const unsigned char *take_array(struct cursor *c, __u64 nr,
 	return start;
 }
 
-int pmc_sample_parse(const void *rec, __u32 record_type,
-		     struct pmc_sample *s)
+int pmc_sample_parse_ext(const void *rec, __u32 record_type, __u64 regs_user,
+			 struct pmc_sample *s, struct pmc_sample_ext *x)
 {
 	struct pmc_event_header h;
 	struct cursor c;
@@ -43,6 +43,7 @@ int pmc_sample_parse(const void *rec, __u32 record_type,
 
 	memcpy(&h, rec, sizeof(h));
 	memset(s, 0, sizeof(*s));
+	memset(x, 0, sizeof(*x));
 	if (!(h.misc & PMC_EVENT_MISC_OVERFLOW) || h.type != record_type ||
 	    h.size < sizeof(h))
 		goto bad;
@@ -57,6 +58,8 @@ int pmc_sample_parse(const void *rec, __u32 record_type,
 	if ((record_type & PMC_RECORD_TIME) && !take(&c, &s->time, 8))
 		goto bad;
 	if ((record_type & PMC_RECORD_ADDR) && !take(&c, &s->addr, 8))
+		goto bad;
+	if ((record_type & PMC_RECORD_PERIOD) && !take(&c, &x->period, 8))
 		goto bad;
 	if (record_type & PMC_RECORD_GROUP) {
 		if (!take(&c, &s->nr_values, 8))
@@ -76,6 +79,26 @@ int pmc_sample_parse(const void *rec, __u32 record_type,
 		if (!s->chain)
 			goto bad;
 	}
+	if (record_type & PMC_RECORD_REGS_USER) {
+		if (!regs_user || !take(&c, &x->regs_abi, 8))
+			goto bad;
+		if (x->regs_abi != PMC_REGS_ABI_NONE) {
+			x->nr_regs = __builtin_popcountll(regs_user);
+			x->regs = take_array(&c, x->nr_regs, 8);
+			if (!x->regs)
+				goto bad;
+		}
+	}
+	if (record_type & PMC_RECORD_STACK_USER) {
+		if (!take(&c, &x->stack_size, 8))
+			goto bad;
+		if (x->stack_size) {
+			x->stack = take_array(&c, x->stack_size, 1);
+			if (!x->stack || !take(&c, &x->stack_dyn, 8) ||
+			    x->stack_dyn > x->stack_size)
+				goto bad;
+		}
+	}
 	if (c.p != c.end)
 		goto bad;
 	if (s->chain_nr != (unsigned int)s->chain_hv + s->chain_kernel +
@@ -87,4 +110,12 @@ int pmc_sample_parse(const void *rec, __u32 record_type,
 bad:
 	errno = EINVAL;
 	return -1;
+}
+
+int pmc_sample_parse(const void *rec, __u32 record_type,
+		     struct pmc_sample *s)
+{
+	struct pmc_sample_ext x;
+
+	return pmc_sample_parse_ext(rec, record_type, 0, s, &x);
 }

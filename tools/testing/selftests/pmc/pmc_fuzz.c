@@ -201,7 +201,13 @@ static void fuzz_attr(struct worker *w, struct pmc_attr *attr)
 		attr->config = chance(w, 50) ? PMC_CONFIG_RAW | below(w, 0x10000) :
 					      rnd(w);
 	attr->irq_period = fuzz_period(w);
-	attr->record_type = chance(w, 90) ? below(w, 64) : rnd(w);
+	attr->record_type = chance(w, 90) ? below(w, 512) : rnd(w);
+	/* user registers and stacks: mostly valid, now and then garbage */
+	if (attr->record_type & PMC_RECORD_REGS_USER || chance(w, 3))
+		attr->regs_user = chance(w, 80) ? TEST_REGS_MASK : rnd(w);
+	if (attr->record_type & PMC_RECORD_STACK_USER || chance(w, 3))
+		attr->stack_user = chance(w, 80) ? 8 * below(w, 8192) : rnd(w);
+	attr->freq = chance(w, 15);
 	attr->read_format = chance(w, 90) ? below(w, 8) : rnd(w);
 	attr->disabled = chance(w, 20);
 	attr->inherit = chance(w, 25);
@@ -219,7 +225,7 @@ static void fuzz_attr(struct worker *w, struct pmc_attr *attr)
 	attr->time_all = chance(w, 20);
 	attr->wakeup_events = chance(w, 80) ? below(w, 4) : rnd(w);
 	if (chance(w, 3))
-		attr->__reserved_1 = 1ULL << below(w, 45);
+		attr->__reserved_1 = 1ULL << below(w, 44);
 	if (chance(w, 3))
 		attr->extra_config_len = rnd(w);
 	/* 0 and the real size alike; now and then one the kernel refuses */

@@ -132,6 +132,27 @@ static int paranoid_child(void *arg)
 	err = pmc_open_errno(&attr, -1, 0, -1, 0);
 	CHILD_CHECK(level > 0 ? err == EACCES : err == 0,
 		    "per-CPU counter at level %ld: %s", level, strerror(err));
+	/*
+	 * Other users' registers and stacks: a per-CPU counter sees every
+	 * task's, so they are for CAP_PERFMON only, at any level.
+	 */
+	attr.irq_period = NSEC_PER_MSEC;
+	attr.record_type = PMC_RECORD_REGS_USER;
+	attr.regs_user = TEST_REGS_MASK;
+	err = pmc_open_errno(&attr, -1, 0, -1, 0);
+	CHILD_CHECK(err == EACCES, "per-CPU user registers at level %ld: %s",
+		    level, strerror(err));
+	attr.record_type = PMC_RECORD_STACK_USER;
+	attr.regs_user = 0;
+	attr.stack_user = 512;
+	err = pmc_open_errno(&attr, -1, 0, -1, 0);
+	CHILD_CHECK(err == EACCES, "per-CPU user stacks at level %ld: %s",
+		    level, strerror(err));
+	/* ...while its own task's are its to see */
+	CHILD_CHECK(!pmc_open_errno(&attr, 0, -1, -1, 0),
+		    "its own user stack at level %ld: %s", level,
+		    strerror(errno));
+	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
 
 	attr.exclude_kernel = 0;
 	err = pmc_open_errno(&attr, 0, -1, -1, 0);

@@ -130,6 +130,7 @@ struct sample {
 	__u32 pid, tid;
 	__u64 time;
 	__u64 addr;
+	__u64 period;
 	__u64 group_nr;
 	__u16 nr, hv, kernel, user;	/* callchain */
 	__u64 ips[CALLCHAIN_MAX];
@@ -180,6 +181,10 @@ static bool parse_sample(const union pmc_record *rec, __u32 type, struct sample 
 	if (type & PMC_RECORD_ADDR) {
 		NEED(1);
 		s->addr = *p++;
+	}
+	if (type & PMC_RECORD_PERIOD) {
+		NEED(1);
+		s->period = *p++;
 	}
 	if (type & PMC_RECORD_GROUP) {
 		NEED(1);
@@ -974,6 +979,187 @@ TEST_F(sample, hot_loop_ips)
 		log_other_ips(_metadata, &r, loop, loop_end);
 	}
 
+	records_free(&r);
+	rb_unmap(&rb);
+	close(fd);
+}
+
+#define REC_FREQ	(REC_BASIC | PMC_RECORD_PERIOD)
+#define FREQ		1000	/* samples a second of running time */
+
+/*
+ * The samples of a rate over @ns of running time: about FREQ a second
+ * once the period has settled, which from a period of 1 takes nine
+ * overflows (8x a step); a rate that held within a factor of 2 over
+ * each period keeps each sample within 2x of its 1/FREQ s. So between
+ * half and twice the rate, plus the nine.
+ */
+static void expect_rate(struct __test_metadata *_metadata, size_t n, __u64 ns)
+{
+	__u64 want = ns * FREQ / NSEC_PER_SEC;
+
+	EXPECT_LE(want / 2, n);
+	EXPECT_GE(2 * want + 9, n) {
+		TH_LOG("%zu samples over %llu ns at %u a second", n,
+		       (unsigned long long)ns, FREQ);
+	}
+}
+
+static void freq_attr(struct pmc_attr *attr, unsigned int id, __u64 rate)
+{
+	sampler_attr(attr, id, rate, REC_FREQ, true);
+	attr->freq = 1;
+}
+
+/* freq's rate: within pmc_max_sample_rate, never 0, never randomized. */
+TEST_F(sample, freq_attr_checks)
+{
+	struct pmc_attr attr;
+	long max = 0;
+
+	ASSERT_EQ(0, read_int_file("/proc/sys/kernel/pmc_max_sample_rate", &max));
+	freq_attr(&attr, PMC_SW_PAGE_FAULTS, max);
+	EXPECT_EQ(0, pmc_open_errno(&attr, 0, -1, -1, 0));
+	attr.irq_period = max + 1;
+	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
+	attr.irq_period = 1ULL << 62;
+	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
+	attr.irq_period = 0;
+	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
+	freq_attr(&attr, PMC_SW_PAGE_FAULTS, FREQ);
+	attr.period_rand = 10;
+	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
+}
+
+/*
+ * A clock at a rate has a period of 1/rate seconds: each sample says
+ * so, and every period of its count is a sample or counted lost.
+ */
+TEST_F(sample, freq_clock)
+{
+	const __u64 period = NSEC_PER_SEC / FREQ;
+	struct pmc_attr attr;
+	struct records r;
+	__u64 value;
+	struct rb rb;
+	size_t i;
+	int fd;
+
+	freq_attr(&attr, PMC_SW_TASK_CLOCK, FREQ);
+	fd = counter_open(_metadata, &attr, 0, -1, -1);
+	map_buffer(_metadata, &rb, fd, 16, true);
+	records_reserve(_metadata, &r, 512);
+	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
+	burn_cpu(200 * NSEC_PER_MSEC);
+	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
+	value = counter_value(_metadata, fd);
+	collect(_metadata, &rb, REC_FREQ, &r);
+
+	for (i = 0; i < r.nr; i++)
+		ASSERT_EQ(period, r.s[i].period);
+	EXPECT_TRUE(periods_accounted(value, period, r.nr + r.lost)) {
+		TH_LOG("%zu samples + %llu lost over %llu ns", r.nr,
+		       (unsigned long long)r.lost, (unsigned long long)value);
+	}
+	records_free(&r);
+	rb_unmap(&rb);
+	close(fd);
+}
+
+/*
+ * Page faults at a rate: the kernel sets the period from the faults
+ * the last one took over the time the task ran, so the samples follow
+ * the task's running time, whatever its fault rate; each sample says
+ * how many faults it stands for, and they add up to the count, less
+ * the period in progress (at most 8x the last).
+ */
+TEST_F(sample, freq_page_faults)
+{
+	const size_t nr = 64;
+	__u64 value, start, ran, sum = 0;
+	struct pmc_reading rd;
+	struct pmc_attr attr;
+	struct records r;
+	struct rb rb;
+	size_t i;
+	char *region;
+	int fd;
+
+	freq_attr(&attr, PMC_SW_PAGE_FAULTS, FREQ);
+	attr.read_format = PMC_FORMAT_TOTAL_TIME_RUNNING;
+	fd = counter_open(_metadata, &attr, 0, -1, -1);
+	map_buffer(_metadata, &rb, fd, 16, true);
+	records_reserve(_metadata, &r, 1024);
+	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
+	start = thread_cputime_ns();
+	do {
+		region = fresh_pages(_metadata, nr);
+		touch_pages(region, nr);
+		munmap(region, nr * page_size());
+	} while (thread_cputime_ns() - start < 200 * NSEC_PER_MSEC);
+	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
+	rd = counter_read(_metadata, fd, attr.read_format);
+	value = rd.value;
+	ran = rd.running;
+	collect(_metadata, &rb, REC_FREQ, &r);
+
+	ASSERT_EQ(0, r.lost);
+	ASSERT_LE(10, r.nr);
+	for (i = 0; i < r.nr; i++) {
+		ASSERT_LE(1, r.s[i].period);
+		sum += r.s[i].period;
+	}
+	TH_LOG("%zu samples over %llu ns, %llu faults, last period %llu",
+	       r.nr, (unsigned long long)ran, (unsigned long long)value,
+	       (unsigned long long)r.s[r.nr - 1].period);
+	EXPECT_LE(sum, value);
+	EXPECT_GE(sum + 8 * r.s[r.nr - 1].period, value);
+	expect_rate(_metadata, r.nr, ran);
+	records_free(&r);
+	rb_unmap(&rb);
+	close(fd);
+}
+
+/*
+ * Cycles at a rate, on the PMU (a model's, or perf's driver on arm64):
+ * about FREQ samples a second of the counter's running time, each
+ * with the period it stood for.
+ */
+TEST_F(sample, freq_hardware)
+{
+	struct pmc_attr attr;
+	struct pmc_reading rd;
+	struct records r;
+	struct rb rb;
+	size_t i;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.config = PMC_CONFIG(PMC_TYPE_HARDWARE, PMC_HW_CPU_CYCLES);
+	attr.irq_period = FREQ;
+	attr.freq = 1;
+	attr.record_type = REC_FREQ;
+	attr.read_format = PMC_FORMAT_TOTAL_TIME_RUNNING;
+	attr.exclude_kernel = 1;
+	attr.disabled = 1;
+	fd = pmc_open(&attr, 0, -1, -1, 0);
+	if (fd < 0 && errno == ENODEV)
+		SKIP(return, "no hardware PMU");
+	ASSERT_LE(0, fd) TH_LOG("cycles at %u a second: %s", FREQ,
+				strerror(errno));
+	map_buffer(_metadata, &rb, fd, 16, true);
+	records_reserve(_metadata, &r, 1024);
+	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
+	burn_cpu(300 * NSEC_PER_MSEC);
+	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
+	rd = counter_read(_metadata, fd, attr.read_format);
+	collect(_metadata, &rb, REC_FREQ, &r);
+
+	TH_LOG("%zu samples over %llu ns, %llu cycles", r.nr,
+	       (unsigned long long)rd.running, (unsigned long long)rd.value);
+	for (i = 0; i < r.nr; i++)
+		ASSERT_LE(1, r.s[i].period);
+	expect_rate(_metadata, r.nr + r.lost, rd.running);
 	records_free(&r);
 	rb_unmap(&rb);
 	close(fd);

@@ -299,7 +299,7 @@ TEST_F(pmc, attr_size)
 	big.tail[sizeof(big.tail) - 1] = 0;
 
 	/* A known field still gets its own check at any size. */
-	big.attr.__reserved_4 = 1;
+	big.attr.stack_user = 8;	/* without PMC_RECORD_STACK_USER */
 	EXPECT_EQ(EINVAL, open_sized(&big, sizeof(big)));
 	EXPECT_EQ(EINVAL, open_sized(&big, 0));
 }
@@ -339,16 +339,20 @@ TEST_F(pmc, attr_reserved_and_unknown_bits)
 	}
 	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
 	attr.record_type = PMC_RECORD_ALL;
+	attr.regs_user = TEST_REGS_MASK;	/* REGS_USER needs registers */
 	EXPECT_EQ(0, pmc_open_errno(&attr, 0, -1, -1, 0));
+	attr.regs_user = 0;
+	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
 
 	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
 	attr.__reserved_1 = 1;
 	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
-	attr.__reserved_1 = 1ULL << 44;	/* its top bit */
+	attr.__reserved_1 = 1ULL << 43;	/* its top bit */
 	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
 
+	/* regs_user and stack_user are reserved without their record bits */
 	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
-	attr.__reserved_2 = 1;
+	attr.regs_user = 1;
 	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
 
 	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
@@ -356,7 +360,7 @@ TEST_F(pmc, attr_reserved_and_unknown_bits)
 	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
 
 	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
-	attr.__reserved_4 = 1U << 31;
+	attr.stack_user = 1U << 31;
 	EXPECT_EQ(EINVAL, pmc_open_errno(&attr, 0, -1, -1, 0));
 
 	pmc_sw_attr(&attr, PMC_SW_TASK_CLOCK, 0);
@@ -1834,9 +1838,9 @@ static const char *const fault_names[NR_FAULTS] = {
 	[FAULT_NONE]		 = "valid",
 	[FAULT_OPTIONAL]	 = "optional feature",
 	[FAULT_RESERVED_1]	 = "__reserved_1",
-	[FAULT_RESERVED_2]	 = "__reserved_2",
+	[FAULT_RESERVED_2]	 = "regs_user without its record bit",
 	[FAULT_RESERVED_3]	 = "__reserved_3",
-	[FAULT_RESERVED_4]	 = "__reserved_4",
+	[FAULT_RESERVED_4]	 = "stack_user without its record bit",
 	[FAULT_SIZE]		 = "attr size too small or above a page",
 	[FAULT_PERIOD_RAND]	 = "period_rand",
 	[FAULT_RECORD_TYPE]	 = "unknown record_type bit",
@@ -2041,6 +2045,10 @@ static int fuzz_inject(struct fuzz *fz, struct fuzz_open *op,
 		case 1:
 			a->irq_period = (1 + fuzz_below(fz, 100)) * NSEC_PER_MSEC;
 			a->record_type = fuzz_rand(fz) & PMC_RECORD_ALL;
+			if (a->record_type & PMC_RECORD_REGS_USER)
+				a->regs_user = TEST_REGS_MASK;
+			if (a->record_type & PMC_RECORD_STACK_USER)
+				a->stack_user = 8 * fuzz_below(fz, 1024);
 			a->wakeup_events = fuzz_below(fz, 4);
 			break;
 		default:
@@ -2054,13 +2062,15 @@ static int fuzz_inject(struct fuzz *fz, struct fuzz_open *op,
 		a->__reserved_1 = fuzz_rand(fz) | 1;
 		return EINVAL;
 	case FAULT_RESERVED_2:
-		a->__reserved_2 = fuzz_rand(fz) | 1;
+		a->record_type &= ~PMC_RECORD_REGS_USER;
+		a->regs_user = fuzz_rand(fz) | 1;
 		return EINVAL;
 	case FAULT_RESERVED_3:
 		a->__reserved_3 = fuzz_rand(fz) | 1;
 		return EINVAL;
 	case FAULT_RESERVED_4:
-		a->__reserved_4 = fuzz_rand(fz) | 1;
+		a->record_type &= ~PMC_RECORD_STACK_USER;
+		a->stack_user = fuzz_rand(fz) | 1;
 		return EINVAL;
 	case FAULT_SIZE:
 		/* never a size that reads past the struct: no false E2BIG */

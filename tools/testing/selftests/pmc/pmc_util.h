@@ -32,6 +32,7 @@
 
 #include <linux/perf_event.h>
 #include <linux/pmc.h>
+#include <asm/perf_regs.h>
 
 #include "libpmc.h"
 
@@ -49,6 +50,31 @@
 #endif
 
 #define PARANOID_PATH	"/proc/sys/kernel/pmc_paranoid"
+
+/*
+ * PMC_RECORD_REGS_USER: the stack pointer and instruction pointer, in
+ * perf's register numbering (SP's bit is below IP's on both, so a
+ * sample holds SP, then IP), the ABI of this binary's samples, and
+ * where its user addresses end.
+ */
+#if defined(__x86_64__) || defined(__i386__)
+#define TEST_REG_SP	PERF_REG_X86_SP
+#define TEST_REG_IP	PERF_REG_X86_IP
+#elif defined(__aarch64__)
+#define TEST_REG_SP	PERF_REG_ARM64_SP
+#define TEST_REG_IP	PERF_REG_ARM64_PC
+#endif
+#define TEST_REGS_MASK	((1ULL << TEST_REG_SP) | (1ULL << TEST_REG_IP))
+#if defined(__i386__)
+#define TEST_REGS_ABI	PMC_REGS_ABI_32
+#define TEST_USER_END	0x100000000ULL
+#elif defined(__aarch64__)
+#define TEST_REGS_ABI	PMC_REGS_ABI_64
+#define TEST_USER_END	0x0001000000000000ULL
+#else
+#define TEST_REGS_ABI	PMC_REGS_ABI_64
+#define TEST_USER_END	0x0000800000000000ULL
+#endif
 #define NOBODY		65534
 
 #define ALL_TIMES	(PMC_FORMAT_TOTAL_TIME_ENABLED | PMC_FORMAT_TOTAL_TIME_RUNNING)
