@@ -21,12 +21,14 @@
  * With -t, THREADS threads (main's included), all started at once, each
  * burn MS milliseconds of their own CPU time, sleeping a millisecond
  * after each round, so that the threads of a process can be told apart
- * and none of them keeps a CPU to itself.
+ * and none of them keeps a CPU to itself. Each thread but main's is
+ * named burn-N (N from 1), as a profiler should show it.
  *
  * The Makefile builds this with -O1 -fno-omit-frame-pointer: frame
  * pointers let the kernel walk the stack (see spin() for the leaves),
  * and noinline keeps the three functions apart.
  */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -174,10 +176,14 @@ int main(int argc, char **argv)
 		}
 	}
 	for (i = 1; i < nr; i++) {
+		char name[16];
+
 		if (pthread_create(&threads[i], NULL, burn_thread, &ms)) {
 			fprintf(stderr, "pmc-burn: cannot start a thread\n");
 			return 1;
 		}
+		snprintf(name, sizeof(name), "burn-%lu", i);
+		pthread_setname_np(threads[i], name);
 	}
 	burn(ms / 1e3);
 	for (i = 1; i < nr; i++)

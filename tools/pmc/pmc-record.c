@@ -3,9 +3,10 @@
  * pmc-record: sample events while a command runs, using pmc_open(2)
  * and its mmap()ed ring buffer, and save the records for pmc-report.
  *
- *	pmc-record [-e EVENTS]... [-c PERIOD | -F FREQ] [--rand PCT] [-g]
- *		   [-m PAGES] [-a] -o FILE [--] COMMAND [ARGS...]
- *	pmc-record ... -o FILE -p PID,... | -t TID,... | -a
+ *	pmc-record [-e EVENTS]... [-c PERIOD | -F FREQ] [--rand PCT]
+ *		   [-g | --call-graph fp|dwarf[,SIZE]] [-m PAGES] [-a]
+ *		   [-o FILE] [--] COMMAND [ARGS...]
+ *	pmc-record ... -p PID,... | -t TID,... | -a [-- COMMAND]
  *
  * One inherited sampling counter is opened on the command before it
  * execs, so the records include the MMAP records of the binary, the
@@ -21,6 +22,11 @@
  * counter and ring per target, a group's members opened into their
  * leader's group on that target; the file is then version 2, which says
  * which event's ring each batch of records came from.
+ *
+ * -F sets attr.freq on every event but the clocks, whose period is
+ * simply 1/FREQ: the kernel then chooses the periods, and each sample
+ * records its own. --call-graph dwarf adds the user registers and a
+ * copy of the user stack to each sample, for pmc-report to unwind.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -48,11 +54,18 @@
 
 #include "pmc-buildid.h"
 #include "pmc-child.h"
+#include "pmc-regs.h"
 #include "pmc-targets.h"
 #include "pmc-data.h"
 #include "pmc-tools.h"
 
 #define DEFAULT_EVENT		"task-clock"
+#define DEFAULT_EVENT_CPUS	"cpu-clock"	/* -a: perf's */
+#define DEFAULT_OUTPUT		"pmc.data"
+/* --call-graph dwarf: perf's default stack copy, and its largest. */
+#define DEFAULT_STACK		8192
+#define DWARF_DATA_PAGES	256		/* 1 MB: room for 120 copies */
+#define MAX_SAMPLE_RATE_PATH	"/proc/sys/kernel/pmc_max_sample_rate"
 #define DEFAULT_FREQ		1000		/* Hz, for the clocks */
 #define DEFAULT_DATA_PAGES	64
 #define NSEC_PER_SEC		1000000000ULL
@@ -123,28 +136,37 @@ struct mapped_file {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: pmc-record [-e EVENTS]... [-c PERIOD | -F FREQ] [--rand PCT] [-g]\n"
-		"                  [-m PAGES] [-a] -o FILE [--] COMMAND [ARGS...]\n"
-		"       pmc-record [-e EVENTS]... [-c PERIOD | -F FREQ] [--rand PCT] [-g]\n"
-		"                  [-m PAGES] -o FILE -p PID,... | -t TID,... | -a\n"
+		"usage: pmc-record [-e EVENTS]... [-c PERIOD | -F FREQ] [--rand PCT]\n"
+		"                  [-g | --call-graph fp|dwarf[,SIZE]] [-m PAGES] [-a]\n"
+		"                  [-o FILE] [--] COMMAND [ARGS...]\n"
+		"       pmc-record [options] -p PID,... | -t TID,... | -a [-- COMMAND]\n"
 		"\n"
 		"Run COMMAND (and the processes it starts), or watch running\n"
 		"processes until they exit or SIGINT, sample where they spend EVENTS,\n"
-		"and write the samples to FILE for pmc-report. With -a, sample\n"
-		"every task on every CPU while COMMAND runs, or until SIGINT.\n"
+		"and write the samples to FILE (default " DEFAULT_OUTPUT ") for\n"
+		"pmc-report. With -a, sample every task on every CPU; with -p, -t or\n"
+		"-a and a COMMAND, only while COMMAND runs (-- sleep 5, say).\n"
 		"\n"
 		"  -e, --event=EVENTS      events to sample, each on its own: a comma\n"
 		"                          list, {a,b} a group scheduled together,\n"
 		"                          EVENT:u user mode only; -e may repeat\n"
-		"                          (default " DEFAULT_EVENT ")\n"
+		"                          (default " DEFAULT_EVENT ", with -a\n"
+		"                          " DEFAULT_EVENT_CPUS ")\n"
 		"  -c, --count=PERIOD      a sample every PERIOD events (nanoseconds\n"
 		"                          for the clocks); default per event\n"
-		"  -F, --freq=FREQ         FREQ samples a second (task-clock and\n"
-		"                          cpu-clock only; default %d)\n"
-		"  -g, --call-graph        record call chains too\n"
+		"  -F, --freq=FREQ         FREQ samples a second of each event: the\n"
+		"                          kernel sets the period (default: a\n"
+		"                          period per event; the clocks at %d Hz)\n"
+		"  -g                      record call chains too (frame pointers)\n"
+		"      --call-graph=MODE   fp, as -g; or dwarf[,SIZE]: a copy of SIZE\n"
+		"                          bytes of user stack (default 8192) and the\n"
+		"                          registers, for pmc-report to unwind code\n"
+		"                          built without frame pointers\n"
 		"  -m, --mmap-pages=PAGES  ring buffer data pages, a power of two\n"
-		"                          (default %d)\n"
-		"  -o, --output=FILE       the data file to write\n"
+		"                          (default %d; %d with dwarf)\n"
+		"  -o, --output=FILE       the data file to write (default\n"
+		"                          " DEFAULT_OUTPUT "; an old one becomes\n"
+		"                          " DEFAULT_OUTPUT ".old)\n"
 		"  -p, --pid=PID,...       record every thread of the processes PID\n"
 		"                          (and the threads they start)\n"
 		"  -t, --tid=TID,...       record the threads TID (and the threads\n"
@@ -155,7 +177,7 @@ static void usage(FILE *out)
 		"                          periodic code\n"
 		"  -h, --help              show this help\n"
 		"\n"
-		"Events:\n", DEFAULT_FREQ, DEFAULT_DATA_PAGES);
+		"Events:\n", DEFAULT_FREQ, DEFAULT_DATA_PAGES, DWARF_DATA_PAGES);
 	pmc_events_list(out);
 }
 
@@ -471,14 +493,18 @@ static void copy_string(char *dst, size_t size, const char *src)
  * records before any sample, so that pmc-report can place and name its
  * samples (as perf record -p does).
  */
-/* /proc/PID/comm into @comm (PMC_DATA_COMM_LEN); false if it is gone. */
-static bool read_comm(pid_t pid, char *comm)
+/*
+ * /proc/PID/task/TID/comm into @comm (PMC_DATA_COMM_LEN); false if it
+ * is gone.
+ */
+static bool read_comm(pid_t pid, pid_t tid, char *comm)
 {
 	char path[64];
 	bool ok;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid,
+		 (int)tid);
 	f = fopen(path, "r");
 	if (!f)
 		return false;
@@ -505,7 +531,7 @@ static void stamp(struct pmc_event_header *h)
 	h->size += sizeof(now);
 }
 
-static int synthesize_comm(struct recording *rec, pid_t pid)
+static int synthesize_comm(struct recording *rec, pid_t pid, pid_t tid)
 {
 	struct {
 		struct pmc_event_header h;
@@ -515,14 +541,33 @@ static int synthesize_comm(struct recording *rec, pid_t pid)
 	} r;
 
 	memset(&r, 0, sizeof(r));
-	if (!read_comm(pid, r.comm))
+	if (!read_comm(pid, tid, r.comm))
 		return 0;	/* gone */
 	r.h.type = PMC_EVENT_COMM;
 	r.h.size = offsetof(typeof(r), time);
 	r.pid = pid;
-	r.tid = pid;
+	r.tid = tid;
 	stamp(&r.h);
 	return write_out(rec, &r, r.h.size);
+}
+
+/* Each thread's own name, as perf record -p gives it ("140:worker-b"). */
+static int synthesize_comms(struct recording *rec, pid_t pid)
+{
+	char path[64];
+	struct dirent *d;
+	int ret = 0;
+	DIR *task;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	task = opendir(path);
+	if (!task)
+		return 0;	/* gone */
+	while (!ret && (d = readdir(task)))
+		if (atoi(d->d_name) > 0)
+			ret = synthesize_comm(rec, pid, atoi(d->d_name));
+	closedir(task);
+	return ret;
 }
 
 static int synthesize_task(struct recording *rec, pid_t pid)
@@ -532,7 +577,7 @@ static int synthesize_task(struct recording *rec, pid_t pid)
 	FILE *f;
 	int n;
 
-	if (synthesize_comm(rec, pid))
+	if (synthesize_comms(rec, pid))
 		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "r");
@@ -586,7 +631,7 @@ static void fill_task(struct pmc_data_header *hdr, pid_t pid)
 	size_t n = 0, i;
 	FILE *f;
 
-	read_comm(pid, hdr->comm);
+	read_comm(pid, pid, hdr->comm);
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
 	f = fopen(path, "r");
 	if (f) {
@@ -1042,46 +1087,134 @@ static void add_events(struct pmc_evlist *list, const char *arg, char *err,
 			  PMC_DATA_MAX_EVENTS);
 }
 
+enum call_graph { CALL_GRAPH_NONE, CALL_GRAPH_FP, CALL_GRAPH_DWARF };
+
+/* How every event samples: -c, -F, --rand, -g or --call-graph, -a. */
+struct sampling {
+	__u64 period, freq;
+	unsigned int rand;
+	enum call_graph call_graph;
+	__u32 stack;			/* dwarf: bytes of user stack */
+	bool all_cpus;
+};
+
 /*
- * Event @i samples every @period events (every @freq-th of a second for
- * a clock; a default per event if neither is given). Every event has
- * the same records, so the file has one sample layout; only event 0
- * asks for the MMAP, COMM, FORK and EXIT records, which are of the
- * tasks, not of an event.
+ * Event @i samples every @how->period events (a clock's period is in
+ * ns), or @how->freq times a second, the kernel choosing the period
+ * (a clock's is simply 1/freq s); else at a default period per event.
+ * Every event has the same records, so the file has one sample layout;
+ * only event 0 asks for the MMAP, COMM, FORK and EXIT records, which
+ * are of the tasks, not of an event.
  */
-static void set_sampling(struct pmc_evsel *ev, size_t i, __u64 period,
-			 __u64 freq, unsigned int rand, bool callchain,
-			 bool all_cpus)
+static void set_sampling(struct pmc_evsel *ev, size_t i,
+			 const struct sampling *how)
 {
 	struct pmc_attr *attr = &ev->attr;
+	__u64 period = how->period;
+	bool clock = ev->unit == PMC_UNIT_NSEC;
 
-	if (freq) {
-		/* The ABI has no frequency mode: only a clock's period is a time. */
-		if (ev->unit != PMC_UNIT_NSEC)
-			bad_usage("-F needs task-clock or cpu-clock; use -c PERIOD for '%s'",
-				  ev->name);
-		if (freq > NSEC_PER_SEC)
-			bad_usage("frequency %llu Hz is above 1 GHz",
-				  (unsigned long long)freq);
-		period = NSEC_PER_SEC / freq;
-	}
-	if (!period)
+	if (how->freq && clock)
+		period = NSEC_PER_SEC / how->freq;
+	if (!period && !how->freq)
 		period = default_period(attr->config, ev->unit);
-	if (ev->unit == PMC_UNIT_NSEC)
-		period = clock_period(period, freq);
+	if (clock)
+		period = clock_period(period, how->freq);
 
 	attr->irq_period = period;
-	attr->period_rand = rand;
+	attr->freq = 0;
+	if (how->freq && !clock) {
+		attr->irq_period = how->freq;
+		attr->freq = 1;
+	}
+	attr->period_rand = how->rand;
 	attr->read_format = 0;		/* samples only, never read() */
 	attr->record_type = PMC_RECORD_IP | PMC_RECORD_TID | PMC_RECORD_TIME;
-	if (callchain)
+	/* Each sample's weight, where the kernel chooses the periods. */
+	if (how->freq)
+		attr->record_type |= PMC_RECORD_PERIOD;
+	if (how->call_graph != CALL_GRAPH_NONE)
 		attr->record_type |= PMC_RECORD_CALLCHAIN;
+	if (how->call_graph == CALL_GRAPH_DWARF) {
+		attr->record_type |= PMC_RECORD_REGS_USER |
+				     PMC_RECORD_STACK_USER;
+		attr->regs_user = unwind_regs_mask();
+		attr->stack_user = how->stack;
+	}
 	attr->disabled = 1;
-	attr->inherit = !all_cpus;	/* a CPU's counter sees every task */
+	attr->inherit = !how->all_cpus;	/* a CPU's counter sees every task */
 	attr->mmap = i == 0;
 	attr->comm = i == 0;		/* and FORK and EXIT */
 	attr->time_all = 1;	/* to merge the CPUs' buffers by time */
 	attr->wakeup_events = 0;	/* wake up per page */
+}
+
+/* --call-graph fp | dwarf[,SIZE], perf's spelling. */
+static void parse_call_graph(const char *arg, struct sampling *how)
+{
+	const char *size = strchr(arg, ',');
+	size_t len = size ? (size_t)(size - arg) : strlen(arg);
+
+	if (len == 2 && !strncmp(arg, "fp", 2) && !size) {
+		how->call_graph = CALL_GRAPH_FP;
+		return;
+	}
+	if (len != 5 || strncmp(arg, "dwarf", 5))
+		bad_usage("invalid --call-graph '%s': want fp or dwarf[,SIZE]",
+			  arg);
+	if (!unwind_regs_mask())
+		bad_usage("--call-graph dwarf: not on this architecture");
+	how->call_graph = CALL_GRAPH_DWARF;
+	how->stack = DEFAULT_STACK;
+	if (size) {
+		__u64 val = parse_count(size + 1, "stack size");
+
+		if (val % 8 || val > PMC_STACK_USER_MAX)
+			bad_usage("invalid stack size '%s': want a multiple of 8 up to %d",
+				  size + 1, PMC_STACK_USER_MAX);
+		how->stack = val;
+	}
+}
+
+/*
+ * -F above what the kernel lets a counter take: lowered to it, as perf
+ * does, rather than refused with EINVAL at the open.
+ */
+static __u64 check_freq(__u64 freq)
+{
+	long max = 0;
+	FILE *f = fopen(MAX_SAMPLE_RATE_PATH, "r");
+
+	if (f) {
+		if (fscanf(f, "%ld", &max) != 1)
+			max = 0;
+		fclose(f);
+	}
+	if (freq > NSEC_PER_SEC)
+		bad_usage("frequency %llu Hz is above 1 GHz",
+			  (unsigned long long)freq);
+	if (max > 0 && freq > (__u64)max) {
+		fprintf(stderr, "pmc-record: note: -F %llu is above kernel.pmc_max_sample_rate: sampling at %ld Hz\n",
+			(unsigned long long)freq, max);
+		freq = max;
+	}
+	return freq;
+}
+
+/* perf's habit: an old default output file is kept as FILE.old. */
+static void keep_old_output(const char *path)
+{
+	struct stat st;
+	char *old;
+
+	if (strcmp(path, DEFAULT_OUTPUT) || stat(path, &st) ||
+	    !S_ISREG(st.st_mode) || st.st_size == 0)
+		return;
+	if (asprintf(&old, "%s.old", path) < 0)
+		return;
+	if (rename(path, old))
+		fprintf(stderr, "pmc-record: warning: cannot keep %s as %s: %s\n",
+			path, old, strerror(errno));
+	free(old);
 }
 
 int main(int argc, char **argv)
@@ -1090,7 +1223,7 @@ int main(int argc, char **argv)
 		{ "event",	required_argument, NULL, 'e' },
 		{ "count",	required_argument, NULL, 'c' },
 		{ "freq",	required_argument, NULL, 'F' },
-		{ "call-graph",	no_argument,	   NULL, 'g' },
+		{ "call-graph",	required_argument, NULL, 'G' },
 		{ "mmap-pages",	required_argument, NULL, 'm' },
 		{ "output",	required_argument, NULL, 'o' },
 		{ "pid",	required_argument, NULL, 'p' },
@@ -1100,10 +1233,10 @@ int main(int argc, char **argv)
 		{ "help",	no_argument,	   NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static char *no_command[] = { NULL };
 	static struct recording rec;
-	__u64 period = 0, freq = 0, data_pages = DEFAULT_DATA_PAGES, val;
-	bool callchain = false, all_cpus = false;
-	unsigned int rand = 0;
+	struct sampling how = { 0 };
+	__u64 data_pages = 0, val;
 	struct pmc_child child;
 	char err[256];
 	size_t i;
@@ -1113,20 +1246,23 @@ int main(int argc, char **argv)
 	int opt;
 
 	/* '+': options after COMMAND belong to COMMAND. */
-	while ((opt = getopt_long(argc, argv, "+e:c:F:gm:o:p:t:ah", longopts,
+	while ((opt = getopt_long(argc, argv, "+e:c:F:gG:m:o:p:t:ah", longopts,
 				  NULL)) != -1) {
 		switch (opt) {
 		case 'e':
 			add_events(&rec.events, optarg, err, sizeof(err));
 			break;
 		case 'c':
-			period = parse_count(optarg, "period");
+			how.period = parse_count(optarg, "period");
 			break;
 		case 'F':
-			freq = parse_count(optarg, "frequency");
+			how.freq = parse_count(optarg, "frequency");
 			break;
 		case 'g':
-			callchain = true;
+			how.call_graph = CALL_GRAPH_FP;
+			break;
+		case 'G':
+			parse_call_graph(optarg, &how);
 			break;
 		case 'm':
 			data_pages = parse_count(optarg, "page count");
@@ -1144,14 +1280,14 @@ int main(int argc, char **argv)
 			whole = opt == 'p';
 			break;
 		case 'a':
-			all_cpus = true;
+			how.all_cpus = true;
 			break;
 		case 'R':
 			val = parse_count(optarg, "randomization");
 			if (val > PMC_PERIOD_RAND_MAX)
 				bad_usage("invalid randomization '%s': want 1 to %d (percent)",
 					  optarg, PMC_PERIOD_RAND_MAX);
-			rand = val;
+			how.rand = val;
 			break;
 		case 'h':
 			usage(stdout);
@@ -1162,24 +1298,32 @@ int main(int argc, char **argv)
 		}
 	}
 	cmd = argv + optind;
-	if (!cmd[0] && !attach && !all_cpus)
+	if (!cmd[0] && !attach && !how.all_cpus)
 		bad_usage("no command to record");
-	if (cmd[0] && attach)
-		bad_usage("-p and -t record running tasks: no COMMAND with them");
-	if (all_cpus && attach)
+	if (how.all_cpus && attach)
 		bad_usage("-p and -t record tasks, -a the CPUs: choose one");
-	if (!rec.path)
-		bad_usage("no output file: use -o FILE");
+	if (!rec.path) {
+		rec.path = DEFAULT_OUTPUT;
+		keep_old_output(rec.path);
+	}
 
 	if (!rec.events.nr)
-		add_events(&rec.events, DEFAULT_EVENT, err, sizeof(err));
-	if (period && freq)
+		add_events(&rec.events, how.all_cpus ? DEFAULT_EVENT_CPUS :
+						       DEFAULT_EVENT,
+			   err, sizeof(err));
+	if (how.period && how.freq)
 		bad_usage("-c and -F exclude each other");
+	if (how.freq)
+		how.freq = check_freq(how.freq);
+	if (how.freq && how.rand)
+		bad_usage("--rand draws each period; with -F the kernel sets them");
+	if (!data_pages)
+		data_pages = how.call_graph == CALL_GRAPH_DWARF ?
+			     DWARF_DATA_PAGES : DEFAULT_DATA_PAGES;
 	for (i = 0; i < rec.events.nr; i++)
-		set_sampling(&rec.events.ev[i], i, period, freq, rand,
-			     callchain, all_cpus);
+		set_sampling(&rec.events.ev[i], i, &how);
 	rec.nr = 1;
-	if (all_cpus) {
+	if (how.all_cpus) {
 		int n = pmc_online_cpus(&rec.cpus);
 
 		if (n < 0) {
@@ -1208,7 +1352,10 @@ int main(int argc, char **argv)
 	 */
 	signal(SIGINT, SIG_IGN);
 
-	if (start_recording(&rec, child.pid, data_pages, cmd)) {
+	/* -p PID -- sleep 5: the command only says how long, as perf's. */
+	if (start_recording(&rec, attach ? pmc_thread_tgid(rec.ids[0]) :
+					   child.pid,
+			    data_pages, attach ? no_command : cmd)) {
 		pmc_child_abort(&child);
 		return 1;
 	}

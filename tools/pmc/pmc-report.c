@@ -6,6 +6,7 @@
  *		   [FILTERS] [--symfs DIR] [--kallsyms FILE | --vmlinux FILE] FILE
  *	pmc-report --folded [--svg FLAME.svg] [FILTERS] [--symfs DIR] [...] FILE
  *	pmc-report --script [FILTERS] [--symfs DIR] [...] FILE
+ *	pmc-report --annotate SYMBOL [FILTERS] [--symfs DIR] [...] FILE
  *
  *	-s, --sort KEYS	instead of the symbol and thread tables, one
  *			table whose rows are told apart by KEYS, a comma
@@ -31,6 +32,11 @@
  *			then a line per frame, innermost first, "address
  *			symbol (object)", then a blank line; the input of
  *			Firefox Profiler, speedscope and hotspot
+ *	--annotate SYMBOL
+ *			instead of tables, the disassembly of function
+ *			SYMBOL (objdump's, with source lines), each
+ *			instruction with its share of the function's
+ *			samples, as perf annotate --stdio prints it
  *	--children	a Children column before Self: the share of the
  *			samples with the row's function anywhere in their
  *			stack (counted once a sample), as perf report's;
@@ -85,6 +91,7 @@
 #include <time.h>
 #include <sys/stat.h>
 
+#include "pmc-annotate.h"
 #include "pmc-calltree.h"
 #include "pmc-data.h"
 #include "pmc-filter.h"
@@ -92,9 +99,11 @@
 #include "pmc-maps.h"
 #include "pmc-symbols.h"
 #include "pmc-tools.h"
+#include "pmc-unwind.h"
 #include "pmc-util.h"
 
 #define DEFAULT_ROWS	20
+#define DEFAULT_INPUT	"pmc.data"	/* pmc-record's default output */
 
 /* The x86-64 kernel half; user IPs never reach it. */
 #define KERNEL_START	0xffff800000000000ULL
@@ -521,6 +530,7 @@ struct report {
 	const struct sort_order *order;	/* the table's columns */
 	bool sorted;			/* --sort: no thread table */
 	bool script;			/* --script: each sample, no tables */
+	bool annotate;			/* --annotate: one function, no tables */
 	size_t rows;			/* -n: rows per table, 0 for all */
 	double percent_limit;		/* --percent-limit, or -1 if not given */
 	enum graph_mode graph;		/* -G: call graphs under the rows */
@@ -630,6 +640,10 @@ static void add_sample(struct report *rep, const struct pmc_sample *s)
 	if (s->time > rep->last_time)
 		rep->last_time = s->time;
 	rep->nr_samples++;
+	if (rep->annotate) {
+		annotate_add(ip.file, ip.off, ip.sym);
+		return;
+	}
 	if (rep->script) {
 		printf("%-16s %7u/%-7u %6" PRIu64 ".%06" PRIu64 ": %s:\n",
 		       find_comm(s->pid, s->tid), s->pid, s->tid,
@@ -1037,6 +1051,36 @@ static struct when *replay_order(const struct pmc_data_header *hdr,
  * Replay every record in time order, each event's into its report of
  * @reps; any inconsistency is fatal.
  */
+/* The longest user stack unwound from a stack copy. */
+#define UNWIND_MAX	127
+
+/*
+ * A --call-graph dwarf sample: the user part of its call chain unwound
+ * from its registers and stack copy, in place of the frame-pointer
+ * walk's, which code built without frame pointers defeats. A sample
+ * that does not unwind keeps the chain it has.
+ */
+static void unwind_chain(struct pmc_sample *s, const struct pmc_sample_ext *x,
+			 __u64 regs_user)
+{
+	static __u64 chain[UINT16_MAX];
+	size_t kernel = s->chain ? s->chain_kernel : 0, n;
+
+	if (!x->stack_size || !x->nr_regs)
+		return;
+	n = unwind_user(s->pid, s->tid, x, regs_user, chain + kernel,
+			UNWIND_MAX);
+	if (!n)
+		return;
+	if (kernel)
+		memcpy(chain, s->chain, kernel * sizeof(*chain));
+	s->chain = chain;
+	s->chain_nr = kernel + n;
+	s->chain_hv = 0;
+	s->chain_kernel = kernel;
+	s->chain_user = n;
+}
+
 static void replay(struct report *reps, const unsigned char *data,
 		   __u64 len)
 {
@@ -1054,6 +1098,7 @@ static void replay(struct report *reps, const unsigned char *data,
 		__u64 where = base + order[i].off;
 		struct pmc_event_header h;
 		size_t size;
+		struct pmc_sample_ext x;
 		struct pmc_sample s;
 		int bad;
 
@@ -1064,8 +1109,9 @@ static void replay(struct report *reps, const unsigned char *data,
 			if (h.type != record_type)
 				die("sample at offset %" PRIu64 " has type %#x, but record_type is %#x",
 				    (uint64_t)where, h.type, record_type);
-			bad = pmc_sample_parse(rec, record_type, &s) ?
-			      errno : 0;
+			bad = pmc_sample_parse_ext(rec, record_type,
+						   reps->hdr->attr.regs_user,
+						   &s, &x) ? errno : 0;
 			if (bad && bad != EBADMSG)
 				die("sample at offset %" PRIu64 " has %u bytes, which does not match record_type %#x",
 				    (uint64_t)where, h.size, record_type);
@@ -1073,6 +1119,7 @@ static void replay(struct report *reps, const unsigned char *data,
 				die("sample at offset %" PRIu64 " has a corrupt call chain: %u entries, but %u hypervisor + %u kernel + %u user",
 				    (uint64_t)where, s.chain_nr, s.chain_hv,
 				    s.chain_kernel, s.chain_user);
+			unwind_chain(&s, &x, reps->hdr->attr.regs_user);
 			add_sample(rep, &s);
 		} else if (h.type == PMC_EVENT_MMAP ||
 			   h.type == PMC_EVENT_MUNMAP) {
@@ -1247,6 +1294,31 @@ static const char *target_name(const struct pmc_data_header *hdr)
 	return name;
 }
 
+/* --header: what the file holds, before the report, as perf's. */
+static void print_file_header(const struct pmc_data_header *hdr, __u64 size)
+{
+	const struct pmc_attr *attr = &hdr->attr;
+
+	printf("# ========\n");
+	printf("# data file: %s, %" PRIu64 " bytes, format version %u\n",
+	       data_path, (uint64_t)size, hdr->version);
+	printf("# cmdline: %s (%s)\n", hdr->cmdline, target_name(hdr));
+	printf("# event: %s: config %#llx, %s %llu, record_type %#x%s%s\n",
+	       hdr->event, (unsigned long long)attr->config,
+	       attr->freq ? "freq" : "period",
+	       (unsigned long long)attr->irq_period, attr->record_type,
+	       attr->exclude_kernel ? ", exclude_kernel" : "",
+	       attr->inherit ? ", inherit" : "");
+	if (attr->record_type & PMC_RECORD_STACK_USER)
+		printf("# user stack copies of %u bytes, registers %#llx\n",
+		       attr->stack_user, (unsigned long long)attr->regs_user);
+	printf("# %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64 " bytes of records\n",
+	       (uint64_t)hdr->nr_samples, (uint64_t)hdr->nr_lost,
+	       (uint64_t)hdr->data_size);
+	printf("# boot id: %s\n", hdr->boot_id[0] ? hdr->boot_id : "unknown");
+	printf("# ========\n#\n");
+}
+
 /* Of several events' sections, the first says what file and command. */
 static void print_header(const struct report *rep, bool first)
 {
@@ -1255,9 +1327,15 @@ static void print_header(const struct report *rep, bool first)
 
 	if (first)
 		printf("# pmc-report of %s\n", data_path);
-	printf("# event: %s, a sample every %" PRIu64, rep->event->name,
-	       (uint64_t)attr->irq_period);
-	if (period_is_time(attr))
+	if (attr->freq)
+		printf("# event: %s, %" PRIu64 " samples a second (the kernel set the periods)",
+		       rep->event->name, (uint64_t)attr->irq_period);
+	else
+		printf("# event: %s, a sample every %" PRIu64,
+		       rep->event->name, (uint64_t)attr->irq_period);
+	if (attr->freq)
+		;
+	else if (period_is_time(attr))
 		printf(" ns (%.0f Hz)", attr->irq_period ?
 		       1e9 / attr->irq_period : 0.0);
 	else
@@ -1266,7 +1344,9 @@ static void print_header(const struct report *rep, bool first)
 		printf(" +- %u%%", (unsigned int)attr->period_rand);
 	printf("%s", attr->exclude_kernel ? ", user only" : "");
 	if (attr->record_type & PMC_RECORD_CALLCHAIN)
-		printf(", call chains recorded%s",
+		printf(", call chains recorded%s%s",
+		       attr->record_type & PMC_RECORD_STACK_USER ?
+		       " (user stacks unwound from DWARF)" : "",
 		       rep->graph ? "" : " (not shown)");
 	putchar('\n');
 	if (first)
@@ -1598,26 +1678,36 @@ static void write_svg(const struct report *rep, const char *path)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: pmc-report [-s KEYS] [-G caller|callee] [--svg FLAME.svg] [OPTIONS] FILE\n"
-		"       pmc-report --folded [--svg FLAME.svg] [OPTIONS] FILE\n"
-		"       pmc-report --script [OPTIONS] FILE\n"
+		"usage: pmc-report [-s KEYS] [-g | -G caller|callee] [--svg FLAME.svg] [OPTIONS] [FILE]\n"
+		"       pmc-report --folded [--svg FLAME.svg] [OPTIONS] [FILE]\n"
+		"       pmc-report --script [OPTIONS] [FILE]\n"
+		"       pmc-report --annotate SYMBOL [OPTIONS] [FILE]\n"
 		"\n"
-		"Show where the samples in FILE, written by pmc-record, fell:\n"
-		"the top symbols and the threads.\n"
+		"Show where the samples in FILE (default " DEFAULT_INPUT "), written by\n"
+		"pmc-record, fell: the top symbols and the threads.\n"
 		"\n"
+		"  -i, --input FILE the data file, as perf report -i\n"
 		"  -s, --sort KEYS  one table, its rows told apart by KEYS, a comma\n"
 		"                   list of comm, pid, thread, object, symbol, srcline\n"
 		"  -G, --call-graph caller|callee\n"
 		"                   under each row, the call chains of its samples:\n"
 		"                   from the callers down, or from the sampled\n"
 		"                   function up (needs pmc-record -g)\n"
+		"  -g               the call chains from the callers down (-G caller)\n"
 		"  --folded         print each distinct stack and its samples\n"
 		"                   instead, as flamegraph.pl reads them\n"
 		"  --svg FLAME.svg  write an interactive flame graph too\n"
 		"  --script         print each sample as perf script does instead\n"
 		"                   (for Firefox Profiler, speedscope, hotspot)\n"
+		"  --annotate SYMBOL  print function SYMBOL's instructions, with\n"
+		"                   source lines, and each one's share of its samples\n"
 		"  --children       a column of the samples in whose stacks each row\n"
 		"                   is (itself and what it called), sorted by it\n"
+		"  --no-children    no such column (the default)\n"
+		"  --header         say first what the file holds: the recording's\n"
+		"                   command, events, sizes and counts\n"
+		"  --header-only    only that\n"
+		"  --stdio          accepted, as perf's: the output is always text\n"
 		"  -n, --rows N     the top N rows of each table (default %d; 0: all)\n"
 		"  --percent-limit PCT  no rows, or call graph branches, under PCT%%\n"
 		"  --comm(s) LIST, --pid(s) LIST, --tid(s) LIST, --dso(s) LIST\n"
@@ -1703,7 +1793,8 @@ static enum graph_mode parse_graph_mode(const char *mode)
 }
 
 enum { OPT_SYMFS = 256, OPT_EVENT, OPT_FOLDED, OPT_SVG, OPT_SCRIPT, OPT_PERCENT,
-	OPT_KALLSYMS, OPT_VMLINUX, OPT_CHILDREN, OPT_FILTER };	/* + enum filter_kind */
+	OPT_KALLSYMS, OPT_VMLINUX, OPT_CHILDREN, OPT_NO_CHILDREN, OPT_HEADER,
+	OPT_HEADER_ONLY, OPT_STDIO, OPT_ANNOTATE, OPT_FILTER };	/* + enum filter_kind */
 
 /*
  * One report per recorded event, each a copy of @tmpl's options. Those
@@ -1752,9 +1843,15 @@ static const struct option options[] = {
 	{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
 	{ "vmlinux", required_argument, NULL, OPT_VMLINUX },
 	{ "children", no_argument, NULL, OPT_CHILDREN },
+	{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
+	{ "input", required_argument, NULL, 'i' },
+	{ "header", no_argument, NULL, OPT_HEADER },
+	{ "header-only", no_argument, NULL, OPT_HEADER_ONLY },
+	{ "stdio", no_argument, NULL, OPT_STDIO },
 	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "svg", required_argument, NULL, OPT_SVG },
 	{ "script", no_argument, NULL, OPT_SCRIPT },
+	{ "annotate", required_argument, NULL, OPT_ANNOTATE },
 	{ "event", required_argument, NULL, OPT_EVENT },
 	{ "rows", required_argument, NULL, 'n' },
 	{ "percent-limit", required_argument, NULL, OPT_PERCENT },
@@ -1781,13 +1878,14 @@ int main(int argc, char **argv)
 	const char *svg = NULL, *kallsyms_path = NULL, *vmlinux_path = NULL;
 	const char *event_name = NULL;
 	struct report *reps;
-	bool folded = false;
+	bool folded = false, header = false, header_only = false;
 	unsigned char *buf;
 	size_t i, shown;
 	__u64 size, len;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "hs:G:n:", options, NULL)) != -1) {
+	data_path = DEFAULT_INPUT;
+	while ((opt = getopt_long(argc, argv, "hs:G:gn:i:", options, NULL)) != -1) {
 		switch (opt) {
 		case 'h':
 			usage(stdout);
@@ -1799,6 +1897,23 @@ int main(int argc, char **argv)
 			break;
 		case 'G':
 			rep.graph = parse_graph_mode(optarg);
+			break;
+		case 'g':
+			rep.graph = GRAPH_CALLER;
+			break;
+		case 'i':
+			data_path = optarg;
+			break;
+		case OPT_NO_CHILDREN:
+			rep.children = false;
+			break;
+		case OPT_HEADER_ONLY:
+			header_only = true;
+			/* fall through */
+		case OPT_HEADER:
+			header = true;
+			break;
+		case OPT_STDIO:
 			break;
 		case OPT_SYMFS:
 			symbols_set_symfs(optarg);
@@ -1824,6 +1939,10 @@ int main(int argc, char **argv)
 		case OPT_EVENT:
 			event_name = optarg;
 			break;
+		case OPT_ANNOTATE:
+			annotate_init(optarg);
+			rep.annotate = true;
+			break;
 		case 'n':
 			rep.rows = parse_number(optarg, 0, 1e9, "row count");
 			if (rep.rows != strtod(optarg, NULL))
@@ -1847,25 +1966,33 @@ int main(int argc, char **argv)
 			usage_error(NULL);
 		}
 	}
-	if (optind != argc - 1)
+	if (optind < argc - 1)
 		usage_error(NULL);
+	if (optind == argc - 1)
+		data_path = argv[optind];
 	if (folded && (rep.sorted || rep.graph))
 		usage_error("--folded prints stacks only: no -s or -G with it");
 	if (rep.script && (folded || svg || rep.sorted || rep.graph))
 		usage_error("--script prints samples only: no --folded, --svg, -s or -G with it");
 	if (rep.children && (folded || rep.script))
 		usage_error("--children is a column of the tables: not with --folded or --script");
+	if (rep.annotate && (folded || svg || rep.script || rep.sorted ||
+			     rep.graph || rep.children))
+		usage_error("--annotate shows one function: no --folded, --svg, --script, -s, -G or --children with it");
 	if (kallsyms_path && vmlinux_path)
 		usage_error("--kallsyms and --vmlinux are two sources of one table: give one");
 	by_children = rep.children;
 	if (folded || svg)
 		rep.stacks = call_tree_new();
-	data_path = argv[optind];
 	rep.table.keys = rep.order->mask;
 	rep.threads.keys = KEY_BIT(KEY_THREAD);
 
 	buf = read_file(data_path, &size);
 	len = check_header(&rep, buf, size);
+	if (header)
+		print_file_header(rep.hdr, size);
+	if (header_only)
+		return 0;
 	if (rep.graph && !(rep.hdr->attr.record_type & PMC_RECORD_CALLCHAIN))
 		die("no call chains recorded: -G needs a recording made with pmc-record -g");
 	if (rep.children && !(rep.hdr->attr.record_type & PMC_RECORD_CALLCHAIN))
@@ -1880,13 +2007,23 @@ int main(int argc, char **argv)
 	if (!nr_events)
 		die("a file of several events (version %u) without their event records",
 		    rep.hdr->version);
-	reps = report_events(&rep, event_name, folded || svg);
+	reps = report_events(&rep, event_name, folded || svg || rep.annotate);
 	replay(reps, buf + rep.hdr->header_size, len);
 	for (i = 0; i < nr_events; i++)
 		free(reps[i].open_throttles);	/* one at the end has no gap */
 	check_counts(reps);
 	if (rep.script)
 		return 0;
+	if (rep.annotate) {
+		const char *err;
+
+		for (i = 0; !reps[i].shown; i++)
+			;
+		err = annotate_print(reps[i].event->name);
+		if (err)
+			die("%s", err);
+		return 0;
+	}
 
 	for (i = 0; i < nr_events; i++) {
 		if (!reps[i].stacks)

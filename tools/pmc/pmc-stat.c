@@ -40,6 +40,8 @@
 #include "pmc-tools.h"
 
 #define DEFAULT_EVENTS	"task-clock,context-switches,cpu-migrations,page-faults"
+/* perf stat's other defaults, added where there is a PMU to count them */
+#define DEFAULT_HW_EVENTS	"cycles,instructions,branches,branch-misses"
 
 /*
  * How often a count that waits for a task to go, or for SIGINT, looks
@@ -47,6 +49,12 @@
  */
 #define PID_POLL_NS	100000000L
 #define INTERVAL_STEP_NS	10000000L
+
+/* -r: a value over the runs, for its mean and standard error. */
+struct stat_runs {
+	unsigned int n;
+	double sum, sumsq;
+};
 
 /* One target's count of an event, for --per-thread and -A. */
 struct stat_target_count {
@@ -67,8 +75,7 @@ struct stat_counter {
 	struct pmc_count count;
 	double scaled;			/* value * enabled / running */
 	/* -r: over the runs that counted it */
-	unsigned int runs;
-	double sum, sumsq;		/* of scaled */
+	struct stat_runs runs;		/* of scaled */
 	__u64 sum_enabled, sum_running;
 	/* -I: the totals at the last interval */
 	struct pmc_count last;
@@ -137,7 +144,8 @@ static void usage(FILE *out)
 		"processes while COMMAND runs or until they exit or SIGINT.\n"
 		"\n"
 		"  -e, --event=EVENT,...  events to count (repeatable; default\n"
-		"                         " DEFAULT_EVENTS ");\n"
+		"                         " DEFAULT_EVENTS ",\n"
+		"                         and with a PMU " DEFAULT_HW_EVENTS ");\n"
 		"                         {EVENT,...} is a group; EVENT:u counts\n"
 		"                         user mode only, :k kernel mode, :D pins;\n"
 		"                         :p is accepted and has no effect\n"
@@ -168,9 +176,9 @@ static void usage(FILE *out)
 
 /*
  * Whether this kernel counts @config: opened once on this task (user
- * mode, disabled). NULL if it has no pmc_open(2) at all (said).
+ * mode, disabled). 0 or the errno.
  */
-static const char *counts_here(__u64 config)
+static int try_event(__u64 config)
 {
 	struct pmc_attr attr = {
 		.config = config,
@@ -178,22 +186,35 @@ static const char *counts_here(__u64 config)
 		.exclude_kernel = 1,
 	};
 	int fd = pmc_open(&attr, 0, -1, -1, PMC_FLAG_FD_CLOEXEC);
+
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+/*
+ * What --list says of @config; NULL if this kernel has no pmc_open(2)
+ * at all (said).
+ */
+static const char *counts_here(__u64 config)
+{
+	struct pmc_attr attr = { .config = config };
+	int err = try_event(config);
 	char why[256];
 
-	if (fd >= 0) {
-		close(fd);
+	if (!err)
 		return "counts here";
-	}
-	if (errno == ENOSYS) {
+	if (err == ENOSYS) {
 		fprintf(stderr, "pmc-stat: %s\n",
-			pmc_open_strerror(&attr, 0, -1, errno, why, sizeof(why)));
+			pmc_open_strerror(&attr, 0, -1, err, why, sizeof(why)));
 		return NULL;
 	}
-	if (errno == ENODEV)
+	if (err == ENODEV)
 		return "no hardware PMU (ENODEV)";
-	if (errno == ENOENT || errno == EINVAL || errno == EOPNOTSUPP)
+	if (err == ENOENT || err == EINVAL || err == EOPNOTSUPP)
 		return "not supported by this PMU";
-	return strerror(errno);
+	return strerror(err);
 }
 
 /* The CPU's own events that libpfm4 knows, each tried like the others. */
@@ -605,18 +626,35 @@ static bool format_ratio(const struct stat_counter *c, double elapsed_ns,
 	return true;
 }
 
-/* -r: the standard error of the mean, in % of the mean (as perf). */
-static double rel_stderr(const struct stat_counter *c)
+static void runs_add(struct stat_runs *r, double val)
+{
+	r->n++;
+	r->sum += val;
+	r->sumsq += val * val;
+}
+
+/* -r: the standard error of the mean, perf's "+-". */
+static double runs_stderr(const struct stat_runs *r)
 {
 	double mean, var;
 
-	if (c->runs < 2 || c->sum <= 0)
+	if (r->n < 2)
 		return 0;
-	mean = c->sum / c->runs;
-	var = (c->sumsq - c->runs * mean * mean) / (c->runs - 1);
-	if (var < 0)
-		var = 0;
-	return 100.0 * sqrt(var / c->runs) / mean;
+	mean = r->sum / r->n;
+	var = (r->sumsq - r->n * mean * mean) / (r->n - 1);
+	return var > 0 ? sqrt(var / r->n) : 0;
+}
+
+/* ... in % of the mean. */
+static double rel_stderr(const struct stat_runs *r)
+{
+	return r->sum > 0 ? 100.0 * runs_stderr(r) * r->n / r->sum : 0;
+}
+
+/* After a mean of -r's runs, as perf stat prints it. */
+static void print_noise(const struct stat_runs *r)
+{
+	fprintf(stderr, "  ( +- %5.2f%% )", rel_stderr(r));
 }
 
 /*
@@ -641,7 +679,7 @@ static void print_counter_csv(const struct stat_counter *c, double elapsed_ns)
 	else
 		fprintf(stderr, "%.0f%s%s%s", c->scaled, s, s, c->name);
 	if (repeat > 1)
-		fprintf(stderr, "%s%.2f%%", s, rel_stderr(c));
+		fprintf(stderr, "%s%.2f%%", s, rel_stderr(&c->runs));
 	fprintf(stderr, "%s%" PRIu64 "%s%.2f", s, (uint64_t)c->count.running,
 		s, pmc_count_percent(&c->count));
 	if (c->counted)
@@ -678,7 +716,7 @@ static void print_counter_json(const struct stat_counter *c, double elapsed_ns)
 	fprintf(stderr, ", \"unit\" : \"%s\", \"event\" : \"%s\"",
 		c->unit == PMC_UNIT_NSEC ? "msec" : "", c->name);
 	if (repeat > 1)
-		fprintf(stderr, ", \"variance\" : %.2f", rel_stderr(c));
+		fprintf(stderr, ", \"variance\" : %.2f", rel_stderr(&c->runs));
 	fprintf(stderr, ", \"event-runtime\" : %" PRIu64 ", \"pcnt-running\" : %.2f",
 		(uint64_t)c->count.running, pmc_count_percent(&c->count));
 	if (c->counted)
@@ -723,7 +761,7 @@ static void print_counter(const struct stat_counter *c, double elapsed_ns)
 	}
 	fprintf(stderr, "%-25s%s", c->name, commented ? comment : "");
 	if (repeat > 1)
-		fprintf(stderr, "  ( +- %5.2f%% )", rel_stderr(c));
+		print_noise(&c->runs);
 	if (scaled)
 		fprintf(stderr, "  (%.1f%% counted)",
 			pmc_count_percent(&c->count));
@@ -796,8 +834,10 @@ static void explain_not_counted(void)
 		"perf or a KVM guest (perf events; end them)");
 }
 
-static void print_stats(char **cmd, double elapsed_ns)
+/* The totals, and the elapsed time of each run in @wall. */
+static void print_stats(char **cmd, const struct stat_runs *wall)
 {
+	double elapsed_ns = wall->sum / wall->n;
 	size_t i;
 
 	if (csv_sep || json) {
@@ -807,8 +847,10 @@ static void print_stats(char **cmd, double elapsed_ns)
 		return;
 	}
 	fprintf(stderr, "\n Counter stats for ");
-	if (cpus) {
-		fprintf(stderr, "'%s'", cpu_list ? cpu_list : "system wide");
+	if (cpu_list) {
+		fprintf(stderr, "'CPU(s) %s'", cpu_list);
+	} else if (cpus) {
+		fprintf(stderr, "'system wide'");
 	} else if (tids) {
 		fprintf(stderr, "%s id '%s'", attach_whole ? "process" : "thread",
 			attach_list);
@@ -826,8 +868,13 @@ static void print_stats(char **cmd, double elapsed_ns)
 	for (i = 0; i < nr_counters; i++)
 		print_one(&counters[i], elapsed_ns);
 
-	fprintf(stderr, "\n%15.6f seconds time elapsed%s\n\n", elapsed_ns / 1e9,
-		repeat > 1 ? " (mean)" : "");
+	fprintf(stderr, "\n%15.6f", elapsed_ns / 1e9);
+	if (repeat > 1)
+		fprintf(stderr, " +- %.6f", runs_stderr(wall) / 1e9);
+	fprintf(stderr, " seconds time elapsed");
+	if (repeat > 1)
+		print_noise(wall);
+	fprintf(stderr, "\n\n");
 	explain_not_counted();
 }
 
@@ -849,24 +896,26 @@ static void count_sub(struct pmc_count *a, const struct pmc_count *b)
 /*
  * -I: print what each counter counted since the last interval, stamped
  * with the seconds since the count began; then leave the totals as they
- * were read.
+ * were read. Every count is made an interval's before any is printed,
+ * so that a ratio's denominator is one too, wherever it is in the list.
+ * The @final one, which ends with the count, only if something counted
+ * in it: as perf stat, no empty interval after the command.
  */
-static void print_interval(double start_ns, double *last_ns)
+static void print_interval(double start_ns, double *last_ns, bool final)
 {
 	double now = now_ns();
-	size_t i;
+	bool counted = false;
+	size_t i, t;
 
 	read_counters();
-	if (*last_ns == start_ns && !json && !csv_sep)
-		fprintf(stderr, "#%14s %15s      %s\n", "time", "counts", "event");
-	interval_time = (now - start_ns) / 1e9;
 	for (i = 0; i < nr_counters; i++) {
 		struct stat_counter *c = &counters[i];
 		struct pmc_count total = c->count;
-		size_t t;
 
 		count_sub(&c->count, &c->last);
+		c->last = total;
 		c->scaled = pmc_count_scaled(&c->count);
+		counted |= c->count.value || c->count.running;
 		for (t = 0; t < nr_targets; t++) {
 			struct stat_target_count *per = &c->per[t];
 			struct pmc_count now_t = per->count;
@@ -874,9 +923,14 @@ static void print_interval(double start_ns, double *last_ns)
 			count_sub(&per->count, &per->last);
 			per->last = now_t;
 		}
-		print_one(c, now - *last_ns);
-		c->last = total;
 	}
+	if (final && !counted)
+		return;
+	if (*last_ns == start_ns && !json && !csv_sep)
+		fprintf(stderr, "#%14s %15s      %s\n", "time", "counts", "event");
+	interval_time = (now - start_ns) / 1e9;
+	for (i = 0; i < nr_counters; i++)
+		print_one(&counters[i], now - *last_ns);
 	interval_time = -1;
 	*last_ns = now;
 }
@@ -895,13 +949,14 @@ static void count_until(bool (*done)(void *), void *arg, double start_ns)
 		step.tv_nsec = INTERVAL_STEP_NS;
 	while (!done(arg)) {
 		nanosleep(&step, NULL);
-		if (interval_ms && now_ns() >= next) {
-			print_interval(start_ns, &last);
+		/* The interval in which the count ends is the last, below. */
+		if (interval_ms && now_ns() >= next && !done(arg)) {
+			print_interval(start_ns, &last, false);
 			next += interval_ms * 1e6;
 		}
 	}
 	if (interval_ms)
-		print_interval(start_ns, &last);	/* the partial last one */
+		print_interval(start_ns, &last, true);
 }
 
 static bool child_done(void *arg)
@@ -944,9 +999,7 @@ static void accumulate(void)
 
 		if (!c->counted)
 			continue;
-		c->runs++;
-		c->sum += c->scaled;
-		c->sumsq += c->scaled * c->scaled;
+		runs_add(&c->runs, c->scaled);
 		c->sum_enabled += c->count.enabled;
 		c->sum_running += c->count.running;
 	}
@@ -960,10 +1013,10 @@ static void average(void)
 	for (i = 0; i < nr_counters; i++) {
 		struct stat_counter *c = &counters[i];
 
-		c->counted = c->runs > 0;
-		if (!c->runs)
+		c->counted = c->runs.n > 0;
+		if (!c->counted)
 			continue;
-		c->scaled = c->sum / c->runs;
+		c->scaled = c->runs.sum / c->runs.n;
 		c->count.value = llround(c->scaled);
 		c->count.enabled = c->sum_enabled;
 		c->count.running = c->sum_running;
@@ -1056,8 +1109,9 @@ int main(int argc, char **argv)
 		{ "help",            no_argument,       NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	double elapsed_ns = 0, run_ns;
+	struct stat_runs wall = { 0 };	/* each run's elapsed time */
 	bool per_thread = false;
+	double run_ns;
 	unsigned int run;
 	int opt, status = 0;
 	char **cmd;
@@ -1147,8 +1201,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pmc-stat: -r needs a COMMAND to run again\n");
 		return 2;
 	}
-	if (!events.nr)
+	if (!events.nr) {
 		add_events(DEFAULT_EVENTS);
+		/* Without a PMU they would only read <not supported>. */
+		if (try_event(HW(CPU_CYCLES)) != ENODEV)
+			add_events(DEFAULT_HW_EVENTS);
+	}
 	note_precise();
 	alloc_counters();
 	if (per_target)
@@ -1160,12 +1218,12 @@ int main(int argc, char **argv)
 		if (status < 0)
 			return -status;
 		accumulate();
-		elapsed_ns += run_ns;
+		runs_add(&wall, run_ns);
 	}
 	if (interval_ms)	/* the intervals were the report */
 		return status;
 	repeat = run;		/* fewer after SIGINT */
 	average();
-	print_stats(cmd, elapsed_ns / run);
+	print_stats(cmd, &wall);
 	return status;
 }

@@ -46,6 +46,7 @@ struct symbol_table {
 struct dso {
 	char *path;			/* as recorded */
 	const char *name;		/* interned basename */
+	char *file;			/* the file read, for objdump */
 	bool loaded;			/* tried, successfully or not */
 	Dwfl *dwfl;			/* NULL: the file could not be read */
 	Dwfl_Module *mod;
@@ -103,12 +104,8 @@ static void table_sort(struct symbol_table *table)
 	qsort(table->syms, table->nr, sizeof(*table->syms), symbol_cmp);
 }
 
-/*
- * @name as its programmer wrote it, interned: C++ and Rust names
- * demangled by libiberty (GCC's and binutils' own demangler), others
- * as they are.
- */
-static const char *demangled(const char *name)
+/* libiberty's: GCC's and binutils' own demangler. */
+const char *demangled(const char *name)
 {
 	char *plain = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
 	const char *ret;
@@ -120,7 +117,14 @@ static const char *demangled(const char *name)
 	return ret;
 }
 
-static const char *table_find(struct symbol_table *table, __u64 addr)
+static const char *symbol_name(struct symbol *sym)
+{
+	if (!sym->interned)
+		sym->interned = demangled(sym->name);
+	return sym->interned;
+}
+
+static struct symbol *table_lookup(struct symbol_table *table, __u64 addr)
 {
 	size_t lo = 0, hi = table->nr;
 	struct symbol *sym;
@@ -139,9 +143,14 @@ static const char *table_find(struct symbol_table *table, __u64 addr)
 	sym = &table->syms[lo - 1];
 	if (sym->size && addr - sym->addr >= sym->size)
 		return NULL;
-	if (!sym->interned)
-		sym->interned = demangled(sym->name);
-	return sym->interned;
+	return sym;
+}
+
+static const char *table_find(struct symbol_table *table, __u64 addr)
+{
+	struct symbol *sym = table_lookup(table, addr);
+
+	return sym ? symbol_name(sym) : NULL;
 }
 
 /*
@@ -438,6 +447,9 @@ static void dso_load(struct dso *dso)
 		free(dso->loads);
 		dso->loads = NULL;
 		dso->nr_loads = 0;
+	} else if (!dso->image) {
+		dso->file = path;	/* for objdump and the unwinder */
+		return;
 	}
 	free(path);
 }
@@ -458,16 +470,23 @@ struct dso *dso_find(const char *path)
 	return dso;
 }
 
+int dso_open_elf(struct dso *dso)
+{
+	dso_load(dso);
+	if (!dso->dwfl)
+		return -1;
+	if (dso->image)
+		return dso_open_image(dso);
+	return open(dso->file, O_RDONLY | O_CLOEXEC);
+}
+
 const char *dso_name(const struct dso *dso)
 {
 	return dso->name;
 }
 
-/*
- * The libdwfl address of file offset @off, through the PT_LOAD segment
- * that holds it; false if none does.
- */
-static bool dso_address(struct dso *dso, __u64 off, GElf_Addr *addr)
+/* The PT_LOAD segment that holds file offset @off, if any. */
+static const GElf_Phdr *dso_segment(struct dso *dso, __u64 off)
 {
 	size_t i;
 
@@ -475,12 +494,20 @@ static bool dso_address(struct dso *dso, __u64 off, GElf_Addr *addr)
 	for (i = 0; i < dso->nr_loads; i++) {
 		const GElf_Phdr *ph = &dso->loads[i];
 
-		if (off >= ph->p_offset && off - ph->p_offset < ph->p_filesz) {
-			*addr = off - ph->p_offset + ph->p_vaddr + dso->bias;
-			return true;
-		}
+		if (off >= ph->p_offset && off - ph->p_offset < ph->p_filesz)
+			return ph;
 	}
-	return false;
+	return NULL;
+}
+
+/* The libdwfl address of file offset @off; false if no segment holds it. */
+static bool dso_address(struct dso *dso, __u64 off, GElf_Addr *addr)
+{
+	const GElf_Phdr *ph = dso_segment(dso, off);
+
+	if (ph)
+		*addr = off - ph->p_offset + ph->p_vaddr + dso->bias;
+	return ph;
 }
 
 const char *dso_symbol(struct dso *dso, __u64 off)
@@ -507,6 +534,48 @@ const char *dso_srcline(struct dso *dso, __u64 off)
 	if (!file || lineno <= 0)
 		return NULL;
 	return intern_fmt("%s:%d", basename_of(file), lineno);
+}
+
+bool dso_function(struct dso *dso, __u64 off, struct dso_function *fn)
+{
+	const struct symbol_table *table = &dso->table;
+	const struct symbol *sym;
+	const GElf_Phdr *ph;
+	GElf_Addr addr;
+
+	if (!dso_address(dso, off, &addr))
+		return false;
+	sym = table_lookup(&dso->table, addr);
+	if (!sym)
+		return false;
+	fn->file = dso->file;
+	fn->addr = addr - dso->bias;
+	fn->start = sym->addr - dso->bias;
+	/* An unsized symbol ends where the next one, or its segment, does. */
+	if (sym->size) {
+		fn->end = fn->start + sym->size;
+	} else if (sym + 1 < table->syms + table->nr) {
+		fn->end = sym[1].addr - dso->bias;
+	} else {
+		ph = dso_segment(dso, off);
+		fn->end = ph->p_vaddr + ph->p_memsz;
+	}
+	return true;
+}
+
+struct dso *dso_defining(const char *name)
+{
+	const char *want = demangled(name);
+	size_t i, j;
+
+	for (i = 0; i < nr_dsos; i++) {
+		struct symbol_table *table = &dsos[i]->table;
+
+		for (j = 0; j < table->nr; j++)
+			if (symbol_name(&table->syms[j]) == want)
+				return dsos[i];
+	}
+	return NULL;
 }
 
 /* --- the kernel ------------------------------------------------------- */

@@ -34,8 +34,20 @@ void dso_set_build_id(struct dso *dso, const unsigned char *id, size_t size);
 /* The ELF image behind a mapping without a file ("[vdso]"), copied. */
 void dso_set_image(struct dso *dso, const void *image, size_t size);
 
+/*
+ * A new descriptor of the ELF file whose symbols @dso has (its recorded
+ * image for "[vdso]"), for a reader of its own; -1 if it has none.
+ */
+int dso_open_elf(struct dso *dso);
+
 /* The interned basename of its recorded path, for tables. */
 const char *dso_name(const struct dso *dso);
+
+/*
+ * @name as its programmer wrote it, interned: C++ and Rust symbols
+ * demangled, other names as they are.
+ */
+const char *demangled(const char *name);
 
 /*
  * The function at file offset @off of @dso, and the source line there
@@ -43,6 +55,25 @@ const char *dso_name(const struct dso *dso);
  */
 const char *dso_symbol(struct dso *dso, __u64 off);
 const char *dso_srcline(struct dso *dso, __u64 off);
+
+/* Where a function lies in its file, for a disassembler. */
+struct dso_function {
+	const char *file;		/* the file read; NULL: an image */
+	__u64 start, end;		/* [start, end), link-time addresses */
+	__u64 addr;			/* the link-time address asked about */
+};
+
+/*
+ * The function that dso_symbol() finds at file offset @off of @dso;
+ * false if none.
+ */
+bool dso_function(struct dso *dso, __u64 off, struct dso_function *fn);
+
+/*
+ * A file whose symbols were read (for a sample) that has a function
+ * @name, demangled or not; NULL if none.
+ */
+struct dso *dso_defining(const char *name);
 
 /*
  * Kernel symbols come from @vmlinux if it is not NULL, the ELF image of

@@ -47,6 +47,10 @@
  *			hot_loop with 7 lost, and 20 cycles samples in
  *			warm_loop
  *	badsource	the same with a source record naming event 5
+ *	base:ADDR	the same as burn, with BINARY's code mapped at ADDR
+ *			plus its link address, as the dynamic loader maps
+ *			a shared library: HOT, WARM, BURN and MAIN are
+ *			addresses there
  */
 #include <elf.h>
 #include <errno.h>
@@ -70,6 +74,7 @@ static __u32 sample_pid = PID;	/* of the samples add_sample() adds */
 static int time_all;		/* side records end with side_time */
 static __u64 side_time;
 static __u64 seg_addr, seg_len, seg_pgoff;	/* BINARY's code */
+static __u64 load_base;			/* where its link address 0 is */
 
 static void __attribute__((noreturn)) fail(const char *what)
 {
@@ -185,6 +190,7 @@ static void add_mmap(const char *binary, const char *path)
 
 	seg_addr = ph.p_vaddr & PAGE_MASK;
 	seg_len = ph.p_vaddr + ph.p_memsz - seg_addr;
+	seg_addr += load_base;
 	seg_pgoff = ph.p_offset & PAGE_MASK;
 	add_map(PID, seg_addr, seg_len, seg_pgoff, path);
 }
@@ -455,7 +461,7 @@ int main(int argc, char **argv)
 	FILE *out;
 
 	if (argc != 9)
-		fail("usage: mkdata burn|nochain|unfinished|mixed|overlap|fork|buildid:HEX|maps:N|events|badsource OUT BINARY PATH HOT WARM BURN MAIN");
+		fail("usage: mkdata burn|nochain|unfinished|mixed|overlap|fork|buildid:HEX|maps:N|events|badsource|base:ADDR OUT BINARY PATH HOT WARM BURN MAIN");
 	kind = argv[1];
 	hot = address(argv[5]);
 	warm = address(argv[6]);
@@ -464,6 +470,8 @@ int main(int argc, char **argv)
 
 	if (!strcmp(kind, "nochain"))
 		record_type &= ~PMC_RECORD_CALLCHAIN;
+	if (!strncmp(kind, "base:", 5))
+		load_base = address(kind + 5);
 	hdr.attr.record_type = record_type;
 	if (!strcmp(kind, "fork")) {
 		hdr.attr.time_all = time_all = 1;
@@ -495,12 +503,13 @@ int main(int argc, char **argv)
 	else if (!strncmp(kind, "maps:", 5) && strtoul(kind + 5, NULL, 10))
 		add_many_maps(record_type, strtoul(kind + 5, NULL, 10));
 	else if (!strcmp(kind, "burn") || !strcmp(kind, "nochain") ||
-		 !strcmp(kind, "unfinished") || events)
+		 !strcmp(kind, "unfinished") || events ||
+		 !strncmp(kind, "base:", 5))
 		add_burn_samples(record_type);
 	else if (!strncmp(kind, "buildid:", 8))
 		add_burn_build_id(record_type, argv[4], kind + 8);
 	else
-		fail("KIND must be burn, nochain, unfinished, mixed, overlap, fork, buildid:HEX, maps:N, events or badsource");
+		fail("KIND must be burn, nochain, unfinished, mixed, overlap, fork, buildid:HEX, maps:N, events, badsource or base:ADDR");
 	if (events) {
 		add_event_samples(record_type, kind[0] == 'b' ? 5 : 2);
 		hdr.nr_lost = 7;

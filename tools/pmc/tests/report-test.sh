@@ -348,6 +348,140 @@ status=$?
 check "several events: a source record naming no event is fatal" \
 	test $status = 1 -a -n "$(grep 'names event 5 of 3' "$tmp/err")"
 
+# --- annotate ------------------------------------------------------------
+
+# The addresses of the instructions of function $2 (as its symbol is
+# spelt) of file $1, as objdump lists them.
+insns() {
+	objdump -d --no-show-raw-insn "$1" |
+		awk -v f="<$2>:" '$2 == f { on = 1; next } on && !NF { exit }
+				 on { sub(":", "", $1); print "0x" $1 }'
+}
+# --annotate's instruction lines, "percent address", of the symbol $2
+# in the files under $1; then pmc-report's other arguments.
+annotated() {
+	local dir=$1 sym=$2
+
+	shift 2
+	"$report" --symfs "$dir" --annotate "$sym" "$@" 2>/dev/null |
+		awk '$1 ~ /^[0-9.]+$/ && $2 == ":" && $3 ~ /^[0-9a-f]+:$/ {
+			sub(":", "", $3); print $1, "0x" $3 }'
+}
+# What annotated() should print for instructions $1 of which $2 has
+# 75% of the samples and $3 25% (or $2 all, if $3 is not given).
+expected() {
+	local a top=100.00
+
+	[ -n "${3:-}" ] && top=75.00
+	for a in $1; do
+		if [ "$a" = "$2" ]; then
+			echo "$top $a"
+		elif [ "$a" = "${3:-}" ]; then
+			echo "25.00 $a"
+		else
+			echo "0.00 $a"
+		fi
+	done
+}
+hot_insns=$(insns "$tools/pmc-burn" hot_loop)
+hot3=$(echo "$hot_insns" | sed -n 3p) hot5=$(echo "$hot_insns" | sed -n 5p)
+check "mkdata writes annotate.data: 300 samples at hot_loop's 3rd instruction, 100 at its 5th" \
+	eval 'test -n "$hot5" && mkdata burn annotate "$hot3" "$hot5"'
+run --annotate hot_loop "$tmp/annotate.data" >"$tmp/out" 2>"$tmp/err"
+check "--annotate hot_loop: exit status 0, no warnings" \
+	test $? = 0 -a ! -s "$tmp/err"
+check "--annotate hot_loop: the header names the file, the event and the 400 samples" \
+	grep -q "^ Percent |.*Disassembly of pmc-burn for task-clock (400 samples" \
+		"$tmp/out"
+check "--annotate hot_loop: each instruction, 75% at the 3rd and 25% at the 5th" \
+	test "$(annotated "$tools" hot_loop "$tmp/annotate.data")" = \
+	     "$(expected "$hot_insns" "$hot3" "$hot5")"
+# The IP in the middle of hot_loop (which may be inside an instruction),
+# the others in warm_loop: the instruction that holds it has them all.
+hot_insn=
+for a in $hot_insns; do
+	[ $((a)) -le $((hot)) ] && hot_insn=$a
+done
+check "--annotate hot_loop: an IP inside an instruction counts for it, warm_loop's left out" \
+	test "$(annotated "$tools" hot_loop "$tmp/burn.data")" = \
+	     "$(expected "$hot_insns" "$hot_insn")"
+# objdump -S's source lines, numbered: hot_loop's first instruction is
+# on the line addr2line gives, and spin()'s call on its own.
+hot_line=$(srcline "$hot_entry" | sed 's/.*://')
+spin_line=$(grep -n 'spin(HOT_ROUNDS);' "$here/../pmc-burn.c" | cut -d: -f1)
+# shellcheck disable=SC2016 # awk's own $n
+check "--annotate hot_loop: source lines, numbered as addr2line numbers them" \
+	awk -v first="$hot_line" -v spin="$spin_line" '
+		$1 == ":" && $2 ~ /^[0-9]+$/ && !insn { last = $2 }
+		$1 ~ /^[0-9.]+$/ && $2 == ":" { insn = 1 }
+		$1 == ":" && $2 == spin && $3 == "spin(HOT_ROUNDS);" { s = 1 }
+		END { exit !(last == first && s) }' "$tmp/out"
+run --annotate nosuch "$tmp/burn.data" >/dev/null 2>"$tmp/err"
+status=$?
+check "--annotate nosuch: status 1, no such function" \
+	test $status = 1 -a -n "$(grep "no function 'nosuch' in the files sampled" "$tmp/err")"
+run --annotate main "$tmp/burn.data" >/dev/null 2>"$tmp/err"
+status=$?
+check "--annotate main (only in call chains): status 1, not sampled" \
+	test $status = 1 -a -n "$(grep "no task-clock samples in main (pmc-burn)" "$tmp/err")"
+check "--annotate with --event instructions: its 50 samples" \
+	eval 'test "$(annotated "$tools" hot_loop --event instructions "$tmp/events.data")" = \
+		   "$(expected "$hot_insns" "$hot_insn")" &&
+	      run --annotate hot_loop --event instructions "$tmp/events.data" 2>&1 |
+		grep -q "for instructions (50 samples"'
+run --annotate hot_loop --event cycles "$tmp/events.data" >/dev/null 2>"$tmp/err"
+status=$?
+check "--annotate with --event cycles: status 1, none of its samples in hot_loop" \
+	test $status = 1 -a -n "$(grep "no cycles samples in hot_loop" "$tmp/err")"
+OBJDUMP=/nonexistent/objdump run --annotate hot_loop "$tmp/burn.data" \
+	>/dev/null 2>"$tmp/err"
+status=$?
+check "--annotate with an \$OBJDUMP that does not run: status 1, says so" \
+	test $status = 1 -a -n "$(grep "cannot run /nonexistent/objdump" "$tmp/err")"
+run --annotate hot_loop "$tmp/events.data" >/dev/null 2>"$tmp/err"
+check "--annotate of several events: the first event's, and says so" \
+	grep -q "has 3 events: showing 'task-clock'" "$tmp/err"
+run --annotate hot_loop --folded "$tmp/burn.data" >/dev/null 2>"$tmp/err"
+status=$?
+check "--annotate with --folded: usage error (status 2), saying why" \
+	test $status = 2 -a -n "$(grep -e "--annotate shows one function" "$tmp/err")"
+# names.c as a shared library with debug info, mapped where the dynamic
+# loader would put it: its C++ method, by either name, at link addresses.
+cxx=_ZNK3app6Matrix3dotERKS0_
+cxx_name='app::Matrix::dot(app::Matrix const&) const'
+if ${CC:-cc} -O0 -g -shared -fPIC -o "$tmp/libnames.so" "$here/names.c"; then
+	lib_base=0x7f1200000000
+	lib_at() {
+		printf '0x%x\n' $((lib_base + $1))
+	}
+	lib_sym() {
+		lib_at "0x$(nm "$tmp/libnames.so" | awk -v f="$1" '$3 == f { print $1 }')"
+	}
+	cxx_insns=$(insns "$tmp/libnames.so" $cxx)
+	cxx2=$(echo "$cxx_insns" | sed -n 2p)
+	check "mkdata writes lib.data: libnames.so at $lib_base, 300 samples at the C++ method's 2nd instruction" \
+		eval '"$tmp/mkdata" base:$lib_base "$tmp/lib.data" "$tmp/libnames.so" \
+			/usr/lib/libnames.so "$(lib_at "$cxx2")" \
+			"$(lib_sym _RNvCsgStHSCytQ6I_7mycrate4main)" \
+			"$(lib_sym burn)" "$(lib_sym main)"'
+	check "--annotate in a shared library, by the demangled name: at its link address" \
+		test "$(annotated "$tmp" "$cxx_name" "$tmp/lib.data")" = \
+		     "$(expected "$cxx_insns" "$cxx2")"
+	check "--annotate in a shared library, by the mangled name: the same" \
+		test "$(annotated "$tmp" $cxx "$tmp/lib.data")" = \
+		     "$(expected "$cxx_insns" "$cxx2")"
+	run_lib() {
+		"$report" --symfs "$tmp" --annotate "$cxx_name" "$tmp/lib.data"
+	}
+	check "--annotate in a shared library: its name and source, demangled" \
+		eval 'run_lib 2>/dev/null >"$tmp/out" &&
+		      grep -q "Disassembly of libnames.so for task-clock (300 samples" "$tmp/out" &&
+		      grep -qF "<$cxx_name>:" "$tmp/out" &&
+		      grep -q "^ *: [0-9][0-9]* *__asm__ volatile" "$tmp/out"'
+else
+	check "names.c builds as a shared library" false
+fi
+
 # --- filters -------------------------------------------------------------
 
 check "--sort pid,comm: a process's two commands" \
@@ -596,7 +730,11 @@ check "unfinished file cut inside a record: status 1, says so" \
 	fails_with 1 "truncated \(file\|record header\)" "$tmp/cut.data"
 check "unknown sort key: status 2, says so" \
 	fails_with 2 "unknown sort key 'bogus'" -s comm,bogus "$tmp/burn.data"
-check "no file: status 2, usage" fails_with 2 "usage:"
+# Without FILE, pmc.data in the current directory, as perf's perf.data.
+check "no FILE and no pmc.data: status 1, names pmc.data" \
+	sh -c 'cd "$1" && ! "$2" >/dev/null 2>"$1/err" && grep -q "pmc.data" "$1/err"' \
+	sh "$tmp" "$report"
+check "two FILEs: status 2, usage" fails_with 2 "usage:" a.data b.data
 
 # Cut a file at every 13th byte, and overwrite every 29th byte of its
 # records with 0xff: pmc-report must report or refuse each, never crash.

@@ -2091,7 +2091,7 @@ static int fuzz_inject(struct fuzz *fz, struct fuzz_open *op,
 		}
 		return EINVAL;
 	case FAULT_RECORD_TYPE:
-		a->record_type |= 1U << (6 + fuzz_below(fz, 26));
+		a->record_type |= 1U << (9 + fuzz_below(fz, 23));
 		return EINVAL;
 	case FAULT_READ_FORMAT:
 		a->read_format |= 1U << (3 + fuzz_below(fz, 29));
