@@ -120,6 +120,8 @@ struct pmc_pmu {
 	 * the period that ended before each pmc_counter_overflow().
 	 */
 	bool own_freq;
+	/* Optional, any context: the longest period it can program. */
+	u64 (*max_period)(void);
 };
 
 struct pmc_counter {
@@ -231,6 +233,7 @@ struct pmc_counter {
 	 * by the overflow path. All on the CPU the counter is active on.
 	 */
 	bool freq_adapt;
+	bool freq_restart;		/* the overflow path's, see sample.c */
 	u64 freq_on;
 	u64 freq_ran;
 	u64 freq_stamp;

@@ -222,6 +222,8 @@ void pmc_wakeup_took(struct pmc_counter *counter, u64 ns);
 
 /* software.c */
 extern const struct pmc_pmu pmc_sw_pmu;
+/* The clocks' shortest period: shorter ones would only flood the CPU. */
+#define PMC_SW_MIN_CLOCK_PERIOD	(10 * NSEC_PER_USEC)
 void pmc_sw_idle_switch(struct pmc_counter *counter, bool idle);
 bool pmc_sw_is_clock(struct pmc_counter *counter);
 

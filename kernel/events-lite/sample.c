@@ -271,7 +271,7 @@ static u64 pmc_sample_member_value(struct pmc_counter *pos)
  * be read (copy_from_user_nofault(): never a fault, in any context).
  */
 static void pmc_sample(struct pmc_counter *counter, struct pt_regs *regs,
-		       u64 addr, u64 period)
+		       struct pt_regs *iregs, u64 addr, u64 period)
 {
 	u32 type = counter->attr.record_type;
 	struct pmc_counter *leader, *pos;
@@ -315,8 +315,9 @@ static void pmc_sample(struct pmc_counter *counter, struct pt_regs *regs,
 	}
 	if (type & PMC_RECORD_CALLCHAIN)
 		p += pmc_callchain(counter, regs, p);
+	/* From where it was interrupted: perf's helper knows the entry path. */
 	if (type & PMC_RECORD_USER_STATE)
-		uregs = pmc_user_regs(regs, &abi);
+		uregs = pmc_user_regs(iregs, &abi);
 	if (type & PMC_RECORD_REGS_USER)
 		p = pmc_sample_user_regs(counter, uregs, abi, p);
 	if (type & PMC_RECORD_STACK_USER) {
@@ -353,19 +354,44 @@ lost:
  * the counter's running time, from the events the last one took over
  * the time it ran. At most 8 times longer or shorter than the last, so
  * that one late interrupt cannot throw it far; from 1 it reaches 10^8
- * in nine periods. Any context on the counter's CPU, while it is active.
+ * in nine periods. Never longer than the backend can program
+ * (max_period) or than PMC_FREQ_MAX_PERIOD, which keeps the arithmetic
+ * below 2^64. The overflows of a throttled counter do not measure its
+ * rate (its backend ran a longer period, and the throttle's gap is in
+ * the time): the first one after restarts the measurement instead.
+ * Any context on the counter's CPU, while it is active; IRQs off, as
+ * pmc_freq_sched() runs from interrupts too.
  */
+#define PMC_FREQ_MAX_PERIOD	(1ULL << 56)
+
 static void pmc_freq_adapt(struct pmc_counter *counter)
 {
-	u64 ran = counter->freq_ran + local_clock() - counter->freq_on;
-	u64 took = max_t(u64, ran - counter->freq_stamp, 1);
-	u64 period = counter->period, next;
+	u64 target = NSEC_PER_SEC / counter->attr.irq_period;
+	u64 period = counter->period, max = PMC_FREQ_MAX_PERIOD;
+	u64 ran, took, next;
+	unsigned long flags;
 
+	local_irq_save(flags);
+	ran = counter->freq_ran + local_clock() - counter->freq_on;
+	took = ran - counter->freq_stamp;
 	counter->freq_stamp = ran;
-	next = mul_u64_u64_div_u64(period, NSEC_PER_SEC / counter->attr.irq_period,
-				   took);
-	counter->period = clamp_t(u64, next, max_t(u64, period / 8, 1),
-				  period > S64_MAX / 8 ? S64_MAX : period * 8);
+	if (READ_ONCE(counter->throttled)) {
+		counter->freq_restart = true;
+	} else if (counter->freq_restart) {
+		counter->freq_restart = false;
+	} else {
+		if (counter->pmu->max_period)
+			max = min(max, counter->pmu->max_period());
+		/* Faster than 8x: the clamp decides, and the division fits. */
+		if (took <= target / 8)
+			next = period * 8;
+		else
+			next = mul_u64_u64_div_u64(period, target, took);
+		max = min(period * 8, max);
+		counter->period = clamp_t(u64, next,
+					  min(max_t(u64, period / 8, 1), max), max);
+	}
+	local_irq_restore(flags);
 }
 
 /* The running time freq_adapt measures: at sched in and out. */
@@ -395,6 +421,7 @@ void pmc_counter_overflow(struct pmc_counter *counter, struct pt_regs *regs,
 			  u64 addr)
 {
 	u64 period = counter->period;	/* the one that ended */
+	struct pt_regs *iregs;
 	int left = 1;
 
 	atomic64_inc(&counter->overflows);
@@ -411,10 +438,11 @@ void pmc_counter_overflow(struct pmc_counter *counter, struct pt_regs *regs,
 	}
 	if (!regs)
 		regs = get_irq_regs() ?: task_pt_regs(current);
+	iregs = regs;
 	/* A user-only counter samples where the task was in user mode. */
 	if (counter->attr.exclude_kernel && !user_mode(regs) && current->mm)
 		regs = task_pt_regs(current);
-	pmc_sample(counter, regs, addr, period);
+	pmc_sample(counter, regs, iregs, addr, period);
 	/* The budget's last overflow hangs up, as perf's event_limit does. */
 	pmc_rb_signal(counter, left ? POLL_IN : POLL_HUP);
 }
@@ -478,14 +506,17 @@ void pmc_sample_init(struct pmc_counter *counter)
 	if (counter->attr.period_rand)
 		prandom_seed_state(&counter->period_rnd, get_random_u64());
 	counter->period = counter->attr.irq_period;
-	if (counter->attr.freq) {
-		/* A clock's rate is its period; others start short, as perf's. */
-		if (counter->pmu == &pmc_sw_pmu && pmc_sw_is_clock(counter)) {
+	if (counter->pmu == &pmc_sw_pmu && pmc_sw_is_clock(counter)) {
+		/* A clock's rate is its period, and it has a floor. */
+		if (counter->attr.freq)
 			counter->period = NSEC_PER_SEC / counter->attr.irq_period;
-		} else if (!counter->pmu->own_freq) {
-			counter->freq_adapt = true;
-			counter->period = 1;
-		}
+		if (counter->period)
+			counter->period = max_t(u64, counter->period,
+						PMC_SW_MIN_CLOCK_PERIOD);
+	} else if (counter->attr.freq && !counter->pmu->own_freq) {
+		/* Others start short, as perf's. */
+		counter->freq_adapt = true;
+		counter->period = 1;
 	}
 	local64_set(&counter->sw_period_left,
 		    pmc_next_period(counter, counter->period));

@@ -81,7 +81,6 @@ struct pmc_sw_cpu {
 
 static DEFINE_PER_CPU(struct pmc_sw_cpu, pmc_sw_cpu);
 
-#define PMC_SW_MIN_CLOCK_PERIOD	(10 * NSEC_PER_USEC)
 
 bool pmc_sw_is_clock(struct pmc_counter *counter)
 {

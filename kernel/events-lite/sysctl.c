@@ -8,6 +8,8 @@
 
 #include "internal.h"
 
+static int pmc_max_sample_rate_max = NSEC_PER_SEC;
+
 static const struct ctl_table pmc_sysctls[] = {
 	{
 		.procname	= "pmc_paranoid",
@@ -42,6 +44,8 @@ static const struct ctl_table pmc_sysctls[] = {
 		.mode		= 0644,
 		.proc_handler	= proc_dointvec_minmax,
 		.extra1		= SYSCTL_ONE,
+		/* a rate's period, NSEC_PER_SEC / rate, is never 0 ns */
+		.extra2		= &pmc_max_sample_rate_max,
 	},
 	{
 		.procname	= "pmc_cpu_time_max_percent",

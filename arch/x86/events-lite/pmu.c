@@ -268,6 +268,11 @@ static u64 pmc_x86_update(struct pmc_counter *counter)
  * The period to program: the sample period, or for a counting counter
  * the longest, so that it folds its count before a wrap.
  */
+static u64 pmc_x86_freq_max_period(void)
+{
+	return pmc_x86_max_period(pmc_x86_model);
+}
+
 static u64 pmc_x86_period(struct pmc_counter *counter)
 {
 	u64 max = pmc_x86_max_period(pmc_x86_model);
@@ -890,6 +895,7 @@ static const struct pmc_pmu pmc_x86_pmu = {
 	.user_index	= pmc_x86_user_index,
 	.mapped		= pmc_x86_mapped,
 	.unmapped	= pmc_x86_unmapped,
+	.max_period	= pmc_x86_freq_max_period,
 };
 
 /* This CPU as CPUID describes its PMU. */
