@@ -29,7 +29,6 @@
  * copy of the user stack to each sample, for pmc-report to unwind.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -45,9 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#include <sys/auxv.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -55,6 +52,7 @@
 #include "pmc-buildid.h"
 #include "pmc-child.h"
 #include "pmc-regs.h"
+#include "pmc-sampler.h"
 #include "pmc-targets.h"
 #include "pmc-data.h"
 #include "pmc-tools.h"
@@ -65,42 +63,13 @@
 /* --call-graph dwarf: perf's default stack copy, and its largest. */
 #define DEFAULT_STACK		8192
 #define DWARF_DATA_PAGES	256		/* 1 MB: room for 120 copies */
-#define MAX_SAMPLE_RATE_PATH	"/proc/sys/kernel/pmc_max_sample_rate"
-#define DEFAULT_FREQ		1000		/* Hz, for the clocks */
 #define DEFAULT_DATA_PAGES	64
-#define NSEC_PER_SEC		1000000000ULL
-/* The clocks' shortest period: pmc_open(2) raises a shorter one to it. */
-#define CLOCK_MIN_PERIOD	10000ULL
 
 /*
  * How long poll() waits before looking at the command again: the
  * kernel wakes us per page, and a slow event may take long to fill one.
  */
 #define POLL_TIMEOUT_MS		100
-
-/*
- * Default periods for events that are not clocks: roughly a few
- * thousand samples a second on a busy CPU. Rare events get short periods.
- */
-static const struct {
-	__u64 config;
-	__u64 period;
-} default_periods[] = {
-	{ HW(CPU_CYCLES),		100000 },
-	{ HW(INSTRUCTIONS),		100000 },
-	{ HW(BRANCH_INSTRUCTIONS),	100000 },
-	{ HW(CACHE_REFERENCES),		10000 },
-	{ HW(BUS_CYCLES),		10000 },
-	{ HW(CACHE_MISSES),		1000 },
-	{ HW(BRANCH_MISSES),		1000 },
-	{ SW(PAGE_FAULTS),		1 },
-	{ SW(PAGE_FAULTS_MIN),		1 },
-	{ SW(PAGE_FAULTS_MAJ),		1 },
-	{ SW(CONTEXT_SWITCHES),		1 },
-	{ SW(CPU_MIGRATIONS),		1 },
-};
-
-#define DEFAULT_RAW_PERIOD	100000
 
 struct recording {
 	struct pmc_evlist events;	/* -e, each with its sampling attr */
@@ -177,7 +146,8 @@ static void usage(FILE *out)
 		"                          periodic code\n"
 		"  -h, --help              show this help\n"
 		"\n"
-		"Events:\n", DEFAULT_FREQ, DEFAULT_DATA_PAGES, DWARF_DATA_PAGES);
+		"Events:\n", PMC_CLOCK_DEFAULT_FREQ, DEFAULT_DATA_PAGES,
+		DWARF_DATA_PAGES);
 	pmc_events_list(out);
 }
 
@@ -207,65 +177,6 @@ static __u64 parse_count(const char *arg, const char *what)
 		bad_usage("invalid %s '%s': want a positive number", what,
 			  arg);
 	return val;
-}
-
-static __u64 default_period(__u64 config, enum pmc_unit unit)
-{
-	size_t i;
-
-	if (unit == PMC_UNIT_NSEC)
-		return NSEC_PER_SEC / DEFAULT_FREQ;
-	for (i = 0; i < ARRAY_SIZE(default_periods); i++)
-		if (default_periods[i].config == config)
-			return default_periods[i].period;
-	return DEFAULT_RAW_PERIOD;
-}
-
-/*
- * Open the sampling counter on @pid, or with -a on @cpu. At pmc_paranoid
- * 2 only user-mode sampling of a task is allowed, so EACCES retries with
- * exclude_kernel like pmc-stat. Returns the fd, or -1 after printing why;
- * with @gone_ok, -2 if @pid exited (a thread of -p since it was listed).
- */
-static int open_counter(struct pmc_attr *attr, const char *event, pid_t pid,
-			int cpu, int group_fd, bool gone_ok)
-{
-	char why[256];
-	int fd, err;
-
-	fd = pmc_open(attr, pid, cpu, group_fd, PMC_FLAG_FD_CLOEXEC);
-	if (fd < 0 && errno == EACCES && !attr->exclude_kernel && cpu < 0) {
-		attr->exclude_kernel = 1;
-		fd = pmc_open(attr, pid, -1, group_fd, PMC_FLAG_FD_CLOEXEC);
-	}
-	if (fd >= 0)
-		return fd;
-
-	err = errno;
-	if (gone_ok && err == ESRCH)
-		return -2;
-	fprintf(stderr, "pmc-record: %s: %s\n", event,
-		pmc_open_strerror(attr, pid, cpu, err, why, sizeof(why)));
-	return -1;
-}
-
-/* Writable: the kernel must not overwrite what we have not read. */
-static int map_ring(struct pmc_ring *ring, int fd, size_t data_pages)
-{
-	int err;
-
-	if (!pmc_ring_map(ring, fd, data_pages, true))
-		return 0;
-	err = errno;
-	if (err == EPROTO) {
-		fprintf(stderr, "pmc-record: the ring buffer's layout is newer than this tool\n");
-		return -1;
-	}
-	fprintf(stderr, "pmc-record: mmap of %zu ring buffer pages: %s\n",
-		data_pages, strerror(err));
-	if (err == EPERM)
-		fprintf(stderr, "pmc-record: over RLIMIT_MEMLOCK plus /proc/sys/kernel/pmc_mlock_kb; try a smaller -m\n");
-	return -1;
 }
 
 static int write_out(struct recording *rec, const void *buf, size_t len)
@@ -366,32 +277,23 @@ static int write_build_ids(struct recording *rec)
 }
 
 /*
- * The vDSO's code is in no file, and is the same image in every 64-bit
- * process of one kernel: a PMC_DATA_VDSO record holds this process's,
- * so that pmc-report can name samples in "[vdso]" mappings anywhere.
+ * A PMC_DATA_VDSO record holds this process's vDSO, so that pmc-report
+ * can name samples in "[vdso]" mappings anywhere (see pmc_vdso_image()).
  * Returns 0 or -1; a kernel without a vDSO gives no record.
  */
 static int write_vdso(struct recording *rec)
 {
-	unsigned long long lo, hi, at = getauxval(AT_SYSINFO_EHDR);
 	struct pmc_data_vdso v = { .header.type = PMC_DATA_VDSO };
-	char line[256];
-	__u64 size = 0;
-	FILE *f = fopen("/proc/self/maps", "re");
+	size_t size;
+	const void *image = pmc_vdso_image(&size);
 
-	while (f && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && lo == at &&
-		    strstr(line, " " PMC_DATA_VDSO_NAME "\n"))
-			size = hi - lo;
-	if (f)
-		fclose(f);
-	if (!at || !size || sizeof(v) + size > UINT16_MAX)
+	if (!image || sizeof(v) + size > UINT16_MAX)
 		return 0;
 	v.header.size = sizeof(v) + size;
 	v.size = size;
 	if (write_out(rec, &v, sizeof(v)))
 		return -1;
-	return write_out(rec, (const void *)(uintptr_t)at, size);
+	return write_out(rec, image, size);
 }
 
 /*
@@ -488,140 +390,18 @@ static void copy_string(char *dst, size_t size, const char *src)
 
 /*
  * -p and -a: the kernel writes MMAP and COMM records only for what
- * happens from now on. Write the executable file mappings a task
- * already has, from /proc/PID/maps, and its name as MMAP and COMM
- * records before any sample, so that pmc-report can place and name its
- * samples (as perf record -p does).
+ * happens from now on. The executable file mappings and the names of
+ * the threads a task already has go in as such records before any
+ * sample, so that pmc-report can place and name its samples (as perf
+ * record -p does), and the files get their build-ids.
  */
-/*
- * /proc/PID/task/TID/comm into @comm (PMC_DATA_COMM_LEN); false if it
- * is gone.
- */
-static bool read_comm(pid_t pid, pid_t tid, char *comm)
+static int write_synthesized(void *arg, const struct pmc_event_header *h)
 {
-	char path[64];
-	bool ok;
-	FILE *f;
+	struct recording *rec = arg;
 
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid,
-		 (int)tid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	ok = fgets(comm, PMC_DATA_COMM_LEN, f) != NULL;
-	fclose(f);
-	if (ok)
-		comm[strcspn(comm, "\n")] = '\0';
-	return ok;
-}
-
-/*
- * attr.time_all: a side record ends with its time. Those written here
- * are from before the counters are enabled, so before any the kernel
- * writes. @h has room for it.
- */
-static void stamp(struct pmc_event_header *h)
-{
-	struct timespec ts;
-	__u64 now;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-	memcpy((char *)h + h->size, &now, sizeof(now));
-	h->size += sizeof(now);
-}
-
-static int synthesize_comm(struct recording *rec, pid_t pid, pid_t tid)
-{
-	struct {
-		struct pmc_event_header h;
-		__u32 pid, tid;
-		char comm[PMC_DATA_COMM_LEN];
-		__u64 time;
-	} r;
-
-	memset(&r, 0, sizeof(r));
-	if (!read_comm(pid, tid, r.comm))
-		return 0;	/* gone */
-	r.h.type = PMC_EVENT_COMM;
-	r.h.size = offsetof(typeof(r), time);
-	r.pid = pid;
-	r.tid = tid;
-	stamp(&r.h);
-	return write_out(rec, &r, r.h.size);
-}
-
-/* Each thread's own name, as perf record -p gives it ("140:worker-b"). */
-static int synthesize_comms(struct recording *rec, pid_t pid)
-{
-	char path[64];
-	struct dirent *d;
-	int ret = 0;
-	DIR *task;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	task = opendir(path);
-	if (!task)
-		return 0;	/* gone */
-	while (!ret && (d = readdir(task)))
-		if (atoi(d->d_name) > 0)
-			ret = synthesize_comm(rec, pid, atoi(d->d_name));
-	closedir(task);
-	return ret;
-}
-
-static int synthesize_task(struct recording *rec, pid_t pid)
-{
-	unsigned long long start, end, pgoff;
-	char path[64], line[4096], perms[8];
-	FILE *f;
-	int n;
-
-	if (synthesize_comms(rec, pid))
-		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;	/* the task is gone: nothing to place */
-	while (fgets(line, sizeof(line), f)) {
-		struct {
-			struct pmc_event_header h;
-			__u32 pid, tid;
-			__u64 addr, len, pgoff;
-			char filename[4096 + 16];	/* padding, time */
-		} r;
-		char *file;
-		size_t len;
-
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end,
-			   perms, &pgoff, &n) < 4 || !strchr(perms, 'x'))
-			continue;
-		file = line + n;
-		file[strcspn(file, "\n")] = '\0';
-		/* Files, and the vDSO as the kernel's MMAP records name it. */
-		if (file[0] != '/' && strcmp(file, PMC_DATA_VDSO_NAME))
-			continue;
-		if (file[0] != '/')
-			pgoff = 0;
-		len = strlen(file) + 1;
-		memset(&r, 0, sizeof(r));
-		r.h.type = PMC_EVENT_MMAP;
-		r.h.size = (offsetof(typeof(r), filename) + len + 7) & ~7UL;
-		r.pid = pid;
-		r.tid = pid;
-		r.addr = start;
-		r.len = end - start;
-		r.pgoff = pgoff;
-		memcpy(r.filename, file, len);
-		stamp(&r.h);
-		note_file(rec, (const void *)&r, r.h.size);
-		if (write_out(rec, &r, r.h.size)) {
-			fclose(f);
-			return -1;
-		}
-	}
-	fclose(f);
-	return 0;
+	if (h->type == PMC_EVENT_MMAP)
+		note_file(rec, (const void *)h, h->size);
+	return write_out(rec, h, h->size);
 }
 
 /* -p: the running task's name and command line, from /proc. */
@@ -631,7 +411,7 @@ static void fill_task(struct pmc_data_header *hdr, pid_t pid)
 	size_t n = 0, i;
 	FILE *f;
 
-	read_comm(pid, pid, hdr->comm);
+	pmc_read_comm(pid, pid, hdr->comm);
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
 	f = fopen(path, "r");
 	if (f) {
@@ -872,8 +652,6 @@ static void stop_recording(struct recording *rec, bool keep)
  */
 static int synthesize(struct recording *rec)
 {
-	struct dirent *d;
-	DIR *proc;
 	int ret = 0, i, j;
 	pid_t pid;
 
@@ -884,27 +662,16 @@ static int synthesize(struct recording *rec)
 			if (pmc_thread_tgid(rec->ids[j]) == pid)
 				break;
 		if (j == i)
-			ret = synthesize_task(rec, pid);
+			ret = pmc_synthesize_task(pid, write_synthesized, rec);
 	}
 	if (!rec->cpus)
 		return ret;
-	proc = opendir("/proc");
-	if (!proc) {
-		perror("pmc-record: /proc");
-		return -1;
-	}
-	while (!ret && (d = readdir(proc))) {
-		pid = atoi(d->d_name);
-		if (pid > 0)
-			ret = synthesize_task(rec, pid);
-	}
-	closedir(proc);
-	return ret;
+	return pmc_synthesize_all("pmc-record", write_synthesized, rec);
 }
 
 /*
  * Open event @i on target @t (@pid, a CPU of rec->cpus or a thread of
- * rec->tids) into @group_fd's group; as open_counter().
+ * rec->tids) into @group_fd's group; as pmc_sampler_open().
  */
 static int open_target(struct recording *rec, size_t i, size_t t, pid_t pid,
 		       int group_fd)
@@ -913,10 +680,11 @@ static int open_target(struct recording *rec, size_t i, size_t t, pid_t pid,
 
 	/* -a: every task on the CPU; -p, -t: a thread; else @pid */
 	if (rec->cpus)
-		return open_counter(&ev->attr, ev->name, -1, rec->cpus[t],
-				    group_fd, false);
-	return open_counter(&ev->attr, ev->name, rec->tids ? rec->tids[t] : pid,
-			    -1, group_fd, !!rec->tids);
+		return pmc_sampler_open("pmc-record", &ev->attr, ev->name, -1,
+					rec->cpus[t], group_fd, false);
+	return pmc_sampler_open("pmc-record", &ev->attr, ev->name,
+				rec->tids ? rec->tids[t] : pid, -1, group_fd,
+				!!rec->tids);
 }
 
 /*
@@ -954,7 +722,8 @@ static int start_recording(struct recording *rec, pid_t pid,
 				break;
 			if (fd < 0)
 				goto fail;
-			if (map_ring(&rec->rings[rec->nr], fd, data_pages)) {
+			if (pmc_sampler_map("pmc-record", &rec->rings[rec->nr],
+					    fd, data_pages)) {
 				close(fd);
 				goto fail;
 			}
@@ -1031,42 +800,6 @@ static int finish(struct recording *rec, struct pmc_child *child)
 	return 0;
 }
 
-/*
- * A clock's period as the kernel will use it: what it raises is said,
- * and the file records the period used, so the report's rate is true.
- * Where the timers run from the tick, a shorter period gets a sample
- * a tick and the rest lost: said too. Said once, for all the clocks:
- * -c and -F apply to every event.
- */
-static __u64 clock_period(__u64 period, __u64 freq)
-{
-	static bool said_min, said_tick;
-	struct timespec res;
-	__u64 tick;
-
-	if (period < CLOCK_MIN_PERIOD && !said_min) {
-		if (freq)
-			fprintf(stderr, "pmc-record: note: -F %llu: the clocks sample at most every %llu us, so at %llu Hz\n",
-				(unsigned long long)freq,
-				CLOCK_MIN_PERIOD / 1000,
-				NSEC_PER_SEC / CLOCK_MIN_PERIOD);
-		else
-			fprintf(stderr, "pmc-record: note: -c %llu: the clocks' shortest period is %llu ns\n",
-				(unsigned long long)period, CLOCK_MIN_PERIOD);
-		said_min = true;
-	}
-	if (period < CLOCK_MIN_PERIOD)
-		period = CLOCK_MIN_PERIOD;
-	if (!said_tick && !clock_getres(CLOCK_MONOTONIC, &res)) {
-		tick = res.tv_sec * NSEC_PER_SEC + res.tv_nsec;
-		said_tick = tick > period;
-		if (said_tick)
-			fprintf(stderr, "pmc-record: note: this kernel's timers run from the tick (%llu ns): one sample a tick, the other periods lost\n",
-				(unsigned long long)tick);
-	}
-	return period;
-}
-
 /* Append the events of one -e (a list, groups) to @list, or exit. */
 static void add_events(struct pmc_evlist *list, const char *arg, char *err,
 		       size_t errlen)
@@ -1085,67 +818,6 @@ static void add_events(struct pmc_evlist *list, const char *arg, char *err,
 	if (list->nr > PMC_DATA_MAX_EVENTS)
 		bad_usage("%zu events: at most %d", list->nr,
 			  PMC_DATA_MAX_EVENTS);
-}
-
-enum call_graph { CALL_GRAPH_NONE, CALL_GRAPH_FP, CALL_GRAPH_DWARF };
-
-/* How every event samples: -c, -F, --rand, -g or --call-graph, -a. */
-struct sampling {
-	__u64 period, freq;
-	unsigned int rand;
-	enum call_graph call_graph;
-	__u32 stack;			/* dwarf: bytes of user stack */
-	bool all_cpus;
-};
-
-/*
- * Event @i samples every @how->period events (a clock's period is in
- * ns), or @how->freq times a second, the kernel choosing the period
- * (a clock's is simply 1/freq s); else at a default period per event.
- * Every event has the same records, so the file has one sample layout;
- * only event 0 asks for the MMAP, COMM, FORK and EXIT records, which
- * are of the tasks, not of an event.
- */
-static void set_sampling(struct pmc_evsel *ev, size_t i,
-			 const struct sampling *how)
-{
-	struct pmc_attr *attr = &ev->attr;
-	__u64 period = how->period;
-	bool clock = ev->unit == PMC_UNIT_NSEC;
-
-	if (how->freq && clock)
-		period = NSEC_PER_SEC / how->freq;
-	if (!period && !how->freq)
-		period = default_period(attr->config, ev->unit);
-	if (clock)
-		period = clock_period(period, how->freq);
-
-	attr->irq_period = period;
-	attr->freq = 0;
-	if (how->freq && !clock) {
-		attr->irq_period = how->freq;
-		attr->freq = 1;
-	}
-	attr->period_rand = how->rand;
-	attr->read_format = 0;		/* samples only, never read() */
-	attr->record_type = PMC_RECORD_IP | PMC_RECORD_TID | PMC_RECORD_TIME;
-	/* Each sample's weight, where the kernel chooses the periods. */
-	if (how->freq)
-		attr->record_type |= PMC_RECORD_PERIOD;
-	if (how->call_graph != CALL_GRAPH_NONE)
-		attr->record_type |= PMC_RECORD_CALLCHAIN;
-	if (how->call_graph == CALL_GRAPH_DWARF) {
-		attr->record_type |= PMC_RECORD_REGS_USER |
-				     PMC_RECORD_STACK_USER;
-		attr->regs_user = unwind_regs_mask();
-		attr->stack_user = how->stack;
-	}
-	attr->disabled = 1;
-	attr->inherit = !how->all_cpus;	/* a CPU's counter sees every task */
-	attr->mmap = i == 0;
-	attr->comm = i == 0;		/* and FORK and EXIT */
-	attr->time_all = 1;	/* to merge the CPUs' buffers by time */
-	attr->wakeup_events = 0;	/* wake up per page */
 }
 
 /* --call-graph fp | dwarf[,SIZE], perf's spelling. */
@@ -1173,31 +845,6 @@ static void parse_call_graph(const char *arg, struct sampling *how)
 				  size + 1, PMC_STACK_USER_MAX);
 		how->stack = val;
 	}
-}
-
-/*
- * -F above what the kernel lets a counter take: lowered to it, as perf
- * does, rather than refused with EINVAL at the open.
- */
-static __u64 check_freq(__u64 freq)
-{
-	long max = 0;
-	FILE *f = fopen(MAX_SAMPLE_RATE_PATH, "r");
-
-	if (f) {
-		if (fscanf(f, "%ld", &max) != 1)
-			max = 0;
-		fclose(f);
-	}
-	if (freq > NSEC_PER_SEC)
-		bad_usage("frequency %llu Hz is above 1 GHz",
-			  (unsigned long long)freq);
-	if (max > 0 && freq > (__u64)max) {
-		fprintf(stderr, "pmc-record: note: -F %llu is above kernel.pmc_max_sample_rate: sampling at %ld Hz\n",
-			(unsigned long long)freq, max);
-		freq = max;
-	}
-	return freq;
 }
 
 /* perf's habit: an old default output file is kept as FILE.old. */
@@ -1311,17 +958,13 @@ int main(int argc, char **argv)
 		add_events(&rec.events, how.all_cpus ? DEFAULT_EVENT_CPUS :
 						       DEFAULT_EVENT,
 			   err, sizeof(err));
-	if (how.period && how.freq)
-		bad_usage("-c and -F exclude each other");
-	if (how.freq)
-		how.freq = check_freq(how.freq);
-	if (how.freq && how.rand)
-		bad_usage("--rand draws each period; with -F the kernel sets them");
+	if (pmc_sampling_check("pmc-record", &how, err, sizeof(err)))
+		bad_usage("%s", err);
 	if (!data_pages)
 		data_pages = how.call_graph == CALL_GRAPH_DWARF ?
 			     DWARF_DATA_PAGES : DEFAULT_DATA_PAGES;
 	for (i = 0; i < rec.events.nr; i++)
-		set_sampling(&rec.events.ev[i], i, &how);
+		pmc_sampling_set("pmc-record", &rec.events.ev[i], i, &how);
 	rec.nr = 1;
 	if (how.all_cpus) {
 		int n = pmc_online_cpus(&rec.cpus);

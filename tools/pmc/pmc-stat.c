@@ -40,6 +40,8 @@
 #include "pmc-tools.h"
 
 #define DEFAULT_EVENTS	"task-clock,context-switches,cpu-migrations,page-faults"
+/* -a and -C count CPUs: their time is a CPU's clock, as in perf stat */
+#define DEFAULT_CPU_EVENTS	"cpu-clock,context-switches,cpu-migrations,page-faults"
 /* perf stat's other defaults, added where there is a PMU to count them */
 #define DEFAULT_HW_EVENTS	"cycles,instructions,branches,branch-misses"
 
@@ -144,7 +146,8 @@ static void usage(FILE *out)
 		"processes while COMMAND runs or until they exit or SIGINT.\n"
 		"\n"
 		"  -e, --event=EVENT,...  events to count (repeatable; default\n"
-		"                         " DEFAULT_EVENTS ",\n"
+		"                         " DEFAULT_EVENTS "\n"
+		"                         (with -a or -C, cpu-clock for task-clock),\n"
 		"                         and with a PMU " DEFAULT_HW_EVENTS ");\n"
 		"                         {EVENT,...} is a group; EVENT:u counts\n"
 		"                         user mode only, :k kernel mode, :D pins;\n"
@@ -1202,7 +1205,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!events.nr) {
-		add_events(DEFAULT_EVENTS);
+		add_events(cpus ? DEFAULT_CPU_EVENTS : DEFAULT_EVENTS);
 		/* Without a PMU they would only read <not supported>. */
 		if (try_event(HW(CPU_CYCLES)) != ENODEV)
 			add_events(DEFAULT_HW_EVENTS);

@@ -154,13 +154,23 @@ static const char *table_find(struct symbol_table *table, __u64 addr)
 }
 
 /*
- * Prefer, among symbols at one address, a sized one, a global one, and
- * one with fewer leading underscores (malloc over __libc_malloc).
+ * Among aliases, prefer one with fewer leading underscores (malloc over
+ * __libc_malloc).
+ */
+static unsigned int plain_rank(const char *name)
+{
+	size_t under = strspn(name, "_");
+
+	return 15 - (under < 15 ? under : 15);
+}
+
+/*
+ * Prefer, among symbols at one address, a sized one, a global one, then
+ * the plainest name.
  */
 static unsigned int symbol_rank(const GElf_Sym *sym, const char *name)
 {
 	unsigned int rank = 0;
-	size_t under = strspn(name, "_");
 
 	if (sym->st_size)
 		rank += 64;
@@ -168,7 +178,7 @@ static unsigned int symbol_rank(const GElf_Sym *sym, const char *name)
 		rank += 32;
 	else if (GELF_ST_BIND(sym->st_info) == STB_WEAK)
 		rank += 16;
-	return rank + 15 - (under < 15 ? under : 15);
+	return rank + plain_rank(name);
 }
 
 /* --- user files ------------------------------------------------------- */
@@ -678,8 +688,10 @@ static void kernel_load(void)
 		name = end + 3;
 		name[strcspn(name, " \t")] = '\0';	/* drop "[module]" */
 		nonzero |= addr != 0;
+		/* default_idle, not the __cpuidle_text_start label at it */
 		table_add(&kernel_table, addr, 0, name,
-			  type == 'T' ? 2 : type == 't' ? 1 : 0);
+			  (type == 'T' ? 32 : type == 't' ? 16 : 0) +
+			  plain_rank(name));
 	}
 	if (!nonzero && kernel_path)
 		warn("%s: no kernel text symbols with addresses", kernel_path);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Helpers shared by the files of pmc-report; see pmc-util.h. */
+/* Helpers shared by the files of pmc-report and pmc-top; see pmc-util.h. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -23,7 +24,7 @@ void warn(const char *fmt, ...)
 	va_list ap;
 
 	progress_clear();
-	fprintf(stderr, "pmc-report: warning: ");
+	fprintf(stderr, "%s: warning: ", program_invocation_short_name);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -33,7 +34,8 @@ void warn(const char *fmt, ...)
 void *must_alloc(void *ptr)
 {
 	if (!ptr) {
-		fprintf(stderr, "pmc-report: out of memory\n");
+		fprintf(stderr, "%s: out of memory\n",
+			program_invocation_short_name);
 		exit(1);
 	}
 	return ptr;

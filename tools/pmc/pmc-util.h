@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers shared by the files of pmc-report: allocation that cannot
- * fail, growing arrays, interned strings and warnings.
+ * Helpers shared by the files of pmc-report and pmc-top: allocation
+ * that cannot fail, growing arrays, interned strings and warnings, which
+ * name the program that prints them.
  */
 #ifndef _PMC_UTIL_H
 #define _PMC_UTIL_H

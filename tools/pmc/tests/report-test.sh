@@ -791,7 +791,7 @@ man_covers_help() {
 	[ -z "$missing" ] || echo "# $1.1 lacks$missing" >&2
 	[ -z "$missing" ]
 }
-for tool in pmc-stat pmc-record pmc-report; do
+for tool in pmc-stat pmc-record pmc-report pmc-top; do
 	if [ -x "$tools/$tool" ] && command -v groff >/dev/null; then
 		check "man/man1/$tool.1: renders cleanly, has every option of --help" \
 			man_covers_help "$tool"
