@@ -219,9 +219,10 @@ struct pmc_counter {
 	bool kernel_visible;		/* may samples show kernel addresses */
 	/*
 	 * The sample period: attr.irq_period, or what attr.freq's rate
-	 * asks for (period_rand draws around it). Set at pmc_open(), then
-	 * changed only by the overflow path on the counter's CPU (any
-	 * context, NMI included), one overflow at a time.
+	 * asks for (period_rand draws around it). Set at pmc_open() or,
+	 * for an inherited copy, before it is linked; then changed only by
+	 * the overflow path on the counter's CPU (any context, NMI
+	 * included), one overflow at a time.
 	 */
 	u64 period;
 	/*

@@ -36,6 +36,7 @@ static struct pmc_counter *pmc_inherit_counter(struct pmc_counter *parent,
 	if (IS_ERR(counter))
 		return counter;
 	counter->leader = leader ?: counter;
+	pmc_sample_inherit(counter, parent);
 	if (counter->pmu->open) {
 		int ret = counter->pmu->open(counter, ctx->task);
 

@@ -199,6 +199,7 @@ void pmc_userpage_vma_unmapped(struct pmc_counter *counter,
 int pmc_check_user_sample(const struct pmc_attr *attr);
 void pmc_freq_sched(struct pmc_counter *counter, bool in);
 void pmc_sample_init(struct pmc_counter *counter);
+void pmc_sample_inherit(struct pmc_counter *copy, struct pmc_counter *parent);
 void pmc_sample_destroy(struct pmc_counter *counter);
 int pmc_refresh(struct pmc_counter *counter, unsigned long nr);
 void pmc_counter_skipped(struct pmc_counter *counter, u64 nr);

@@ -362,7 +362,7 @@ lost:
  * Any context on the counter's CPU, while it is active; IRQs off, as
  * pmc_freq_sched() runs from interrupts too.
  */
-#define PMC_FREQ_MAX_PERIOD	(1ULL << 56)
+#define PMC_FREQ_MAX_PERIOD	BIT_ULL(56)
 
 static void pmc_freq_adapt(struct pmc_counter *counter)
 {
@@ -520,6 +520,22 @@ void pmc_sample_init(struct pmc_counter *counter)
 	}
 	local64_set(&counter->sw_period_left,
 		    pmc_next_period(counter, counter->period));
+}
+
+/*
+ * An inherited copy of a counter at a rate starts at the period its
+ * parent has reached, as perf's inherited events do, not at 1: a child
+ * of a busy task would take its first overflows an event apart while
+ * the period climbed back. Before the copy is linked; the parent's
+ * period may change under us (its overflow path), any recent one will do.
+ */
+void pmc_sample_inherit(struct pmc_counter *copy, struct pmc_counter *parent)
+{
+	if (!copy->freq_adapt)
+		return;
+	copy->period = READ_ONCE(parent->period);
+	local64_set(&copy->sw_period_left,
+		    pmc_next_period(copy, copy->period));
 }
 
 /*

@@ -37,7 +37,6 @@
 #include <poll.h>
 #include <search.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -149,34 +148,6 @@ static void usage(FILE *out)
 		"Events:\n", PMC_CLOCK_DEFAULT_FREQ, DEFAULT_DATA_PAGES,
 		DWARF_DATA_PAGES);
 	pmc_events_list(out);
-}
-
-static void __attribute__((noreturn, format(printf, 1, 2)))
-bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "pmc-record: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	fprintf(stderr, "Try 'pmc-record --help' for more information.\n");
-	exit(2);
-}
-
-/* A positive decimal number, or a usage error about @what. */
-static __u64 parse_count(const char *arg, const char *what)
-{
-	unsigned long long val;
-	char *end;
-
-	errno = 0;
-	val = strtoull(arg, &end, 10);
-	if (errno || end == arg || *end || arg[0] == '-' || !val)
-		bad_usage("invalid %s '%s': want a positive number", what,
-			  arg);
-	return val;
 }
 
 static int write_out(struct recording *rec, const void *buf, size_t len)
@@ -813,11 +784,11 @@ static void add_events(struct pmc_evlist *list, const char *arg, char *err,
 	}
 	for (i = first; i < list->nr; i++)
 		if (strlen(list->ev[i].name) >= PMC_DATA_EVENT_LEN)
-			bad_usage("event name '%s' too long",
-				  list->ev[i].name);
+			sampler_usage_error("event name '%s' too long",
+					    list->ev[i].name);
 	if (list->nr > PMC_DATA_MAX_EVENTS)
-		bad_usage("%zu events: at most %d", list->nr,
-			  PMC_DATA_MAX_EVENTS);
+		sampler_usage_error("%zu events: at most %d", list->nr,
+				    PMC_DATA_MAX_EVENTS);
 }
 
 /* --call-graph fp | dwarf[,SIZE], perf's spelling. */
@@ -831,18 +802,19 @@ static void parse_call_graph(const char *arg, struct sampling *how)
 		return;
 	}
 	if (len != 5 || strncmp(arg, "dwarf", 5))
-		bad_usage("invalid --call-graph '%s': want fp or dwarf[,SIZE]",
-			  arg);
+		sampler_usage_error("invalid --call-graph '%s': want fp or dwarf[,SIZE]",
+				    arg);
 	if (!unwind_regs_mask())
-		bad_usage("--call-graph dwarf: not on this architecture");
+		sampler_usage_error("--call-graph dwarf: not on this architecture");
 	how->call_graph = CALL_GRAPH_DWARF;
 	how->stack = DEFAULT_STACK;
 	if (size) {
-		__u64 val = parse_count(size + 1, "stack size");
+		__u64 val = sampler_parse_count(size + 1, "stack size");
 
 		if (val % 8 || val > PMC_STACK_USER_MAX)
-			bad_usage("invalid stack size '%s': want a multiple of 8 up to %d",
-				  size + 1, PMC_STACK_USER_MAX);
+			sampler_usage_error(
+				"invalid stack size '%s': want a multiple of 8 up to %d",
+				size + 1, PMC_STACK_USER_MAX);
 		how->stack = val;
 	}
 }
@@ -900,10 +872,10 @@ int main(int argc, char **argv)
 			add_events(&rec.events, optarg, err, sizeof(err));
 			break;
 		case 'c':
-			how.period = parse_count(optarg, "period");
+			how.period = sampler_parse_count(optarg, "period");
 			break;
 		case 'F':
-			how.freq = parse_count(optarg, "frequency");
+			how.freq = sampler_parse_count(optarg, "frequency");
 			break;
 		case 'g':
 			how.call_graph = CALL_GRAPH_FP;
@@ -912,11 +884,12 @@ int main(int argc, char **argv)
 			parse_call_graph(optarg, &how);
 			break;
 		case 'm':
-			data_pages = parse_count(optarg, "page count");
+			data_pages = sampler_parse_count(optarg, "page count");
 			if (data_pages & (data_pages - 1) ||
 			    data_pages > (1 << 20))
-				bad_usage("invalid page count '%s': want a power of two up to 1048576",
-					  optarg);
+				sampler_usage_error(
+					"invalid page count '%s': want a power of two up to 1048576",
+					optarg);
 			break;
 		case 'o':
 			rec.path = optarg;
@@ -930,10 +903,11 @@ int main(int argc, char **argv)
 			how.all_cpus = true;
 			break;
 		case 'R':
-			val = parse_count(optarg, "randomization");
+			val = sampler_parse_count(optarg, "randomization");
 			if (val > PMC_PERIOD_RAND_MAX)
-				bad_usage("invalid randomization '%s': want 1 to %d (percent)",
-					  optarg, PMC_PERIOD_RAND_MAX);
+				sampler_usage_error(
+					"invalid randomization '%s': want 1 to %d (percent)",
+					optarg, PMC_PERIOD_RAND_MAX);
 			how.rand = val;
 			break;
 		case 'h':
@@ -946,9 +920,9 @@ int main(int argc, char **argv)
 	}
 	cmd = argv + optind;
 	if (!cmd[0] && !attach && !how.all_cpus)
-		bad_usage("no command to record");
+		sampler_usage_error("no command to record");
 	if (how.all_cpus && attach)
-		bad_usage("-p and -t record tasks, -a the CPUs: choose one");
+		sampler_usage_error("-p and -t record tasks, -a the CPUs: choose one");
 	if (!rec.path) {
 		rec.path = DEFAULT_OUTPUT;
 		keep_old_output(rec.path);
@@ -959,7 +933,7 @@ int main(int argc, char **argv)
 						       DEFAULT_EVENT,
 			   err, sizeof(err));
 	if (pmc_sampling_check("pmc-record", &how, err, sizeof(err)))
-		bad_usage("%s", err);
+		sampler_usage_error("%s", err);
 	if (!data_pages)
 		data_pages = how.call_graph == CALL_GRAPH_DWARF ?
 			     DWARF_DATA_PAGES : DEFAULT_DATA_PAGES;

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +16,33 @@
 #include "pmc-regs.h"
 #include "pmc-sampler.h"
 #include "pmc-tools.h"
+
+void sampler_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", program_invocation_short_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fprintf(stderr, "Try '%s --help' for more information.\n",
+		program_invocation_short_name);
+	exit(2);
+}
+
+__u64 sampler_parse_count(const char *arg, const char *what)
+{
+	unsigned long long val;
+	char *end;
+
+	errno = 0;
+	val = strtoull(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-' || !val)
+		sampler_usage_error("invalid %s '%s': want a positive number",
+				    what, arg);
+	return val;
+}
 
 #define MAX_SAMPLE_RATE_PATH	"/proc/sys/kernel/pmc_max_sample_rate"
 #define NSEC_PER_SEC		1000000000ULL

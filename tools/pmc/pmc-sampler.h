@@ -16,6 +16,14 @@
 
 #include "libpmc.h"
 
+/*
+ * A usage error: "TOOL: MESSAGE", the pointer to --help, exit status 2.
+ */
+void sampler_usage_error(const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 1, 2)));
+/* A positive decimal number, or a usage error about @what. */
+__u64 sampler_parse_count(const char *arg, const char *what);
+
 /* The clocks' rate when neither a period nor a rate is asked for. */
 #define PMC_CLOCK_DEFAULT_FREQ	1000		/* Hz */
 

@@ -161,42 +161,14 @@ static void usage(FILE *out)
 	pmc_events_list(out);
 }
 
-static void __attribute__((noreturn, format(printf, 1, 2)))
-bad_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "pmc-top: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	fprintf(stderr, "Try 'pmc-top --help' for more information.\n");
-	exit(2);
-}
-
-/* A positive decimal number, or a usage error about @what. */
-static unsigned long long parse_count(const char *arg, const char *what)
-{
-	unsigned long long val;
-	char *end;
-
-	errno = 0;
-	val = strtoull(arg, &end, 10);
-	if (errno || end == arg || *end || arg[0] == '-' || !val)
-		bad_usage("invalid %s '%s': want a positive number", what,
-			  arg);
-	return val;
-}
-
 /* -m: a power of two, as a ring buffer's data pages must be. */
 static unsigned long long parse_pages(const char *arg)
 {
-	unsigned long long pages = parse_count(arg, "page count");
+	unsigned long long pages = sampler_parse_count(arg, "page count");
 
 	if (pages & (pages - 1) || pages > (1 << 16))
-		bad_usage("invalid page count '%s': want a power of two up to 65536",
-			  arg);
+		sampler_usage_error("invalid page count '%s': want a power of two up to 65536",
+				    arg);
 	return pages;
 }
 
@@ -936,10 +908,10 @@ int main(int argc, char **argv)
 			event = optarg;
 			break;
 		case 'F':
-			top.how.freq = parse_count(optarg, "frequency");
+			top.how.freq = sampler_parse_count(optarg, "frequency");
 			break;
 		case 'c':
-			top.how.period = parse_count(optarg, "period");
+			top.how.period = sampler_parse_count(optarg, "period");
 			break;
 		case 'C':
 			top.cpu_list = optarg;
@@ -952,14 +924,15 @@ int main(int argc, char **argv)
 			top.delay = strtod(optarg, &end);
 			if (errno || end == optarg || *end ||
 			    !(top.delay >= 0.1 && top.delay <= 86400))
-				bad_usage("invalid delay '%s': want seconds, 0.1 to 86400",
-					  optarg);
+				sampler_usage_error(
+					"invalid delay '%s': want seconds, 0.1 to 86400",
+					optarg);
 			break;
 		case 'n':
-			top.iterations = parse_count(optarg, "iteration count");
+			top.iterations = sampler_parse_count(optarg, "iteration count");
 			break;
 		case 'E':
-			val = parse_count(optarg, "row count");
+			val = sampler_parse_count(optarg, "row count");
 			top.show = val > INT_MAX ? INT_MAX : val;
 			break;
 		case 'z':
@@ -983,21 +956,21 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind < argc)
-		bad_usage("unexpected argument '%s': pmc-top runs no command",
-			  argv[optind]);
+		sampler_usage_error("unexpected argument '%s': pmc-top runs no command",
+				    argv[optind]);
 	if (!top.how.period && !top.how.freq)
 		top.how.freq = DEFAULT_FREQ;
 	if (pmc_sampling_check("pmc-top", &top.how, err, sizeof(err)))
-		bad_usage("%s", err);
+		sampler_usage_error("%s", err);
 	if (top.cpu_list && top.pid_list)
-		bad_usage("-C samples CPUs, -p processes: choose one");
+		sampler_usage_error("-C samples CPUs, -p processes: choose one");
 	if (pmc_evlist_parse(&top.events, event, err, sizeof(err))) {
 		fprintf(stderr, "pmc-top: %s; valid events:\n", err);
 		pmc_events_list(stderr);
 		return 2;
 	}
 	if (top.events.nr != 1)
-		bad_usage("'%s': pmc-top shows one event", event);
+		sampler_usage_error("'%s': pmc-top shows one event", event);
 
 	if (top.pid_list) {
 		top.nr_tids = pmc_attach_threads("pmc-top", top.pid_list, true,
@@ -1008,7 +981,7 @@ int main(int argc, char **argv)
 			      pmc_cpu_list(top.cpu_list, &top.cpus) :
 			      pmc_online_cpus(&top.cpus);
 		if (top.nr_cpus <= 0 && top.cpu_list)
-			bad_usage("bad CPU list '%s': use 0,2-3", top.cpu_list);
+			sampler_usage_error("bad CPU list '%s': use 0,2-3", top.cpu_list);
 		if (top.nr_cpus <= 0) {
 			perror("pmc-top: /sys/devices/system/cpu/online");
 			return 1;
