@@ -115,8 +115,12 @@ struct pmc_ctx_call_args {
 	bool done;
 };
 
-/* IPI handler: run the function if the context is live here. */
-static void pmc_ctx_call_remote(void *info)
+/*
+ * Run the function if the context is live on this CPU, IRQs off: the
+ * IPI handler, and pmc_ctx_call()'s direct call for a context that can
+ * only be live here. args->done says whether it ran.
+ */
+static void pmc_ctx_call_here(void *info)
 {
 	struct pmc_ctx_call_args *args = info;
 	struct pmc_context *ctx = args->ctx;
@@ -126,9 +130,9 @@ static void pmc_ctx_call_remote(void *info)
 	/* A task context is live only where its task is current. */
 	if (ctx->task && ctx->task != current)
 		return;
-	pmc_cpu_lock(cpuc, task_ctx);
+	guard(pmc_cpu_lock)(cpuc, task_ctx);
 	if (!ctx->task && (!ctx->is_active || ctx->cpu != smp_processor_id()))
-		goto out;
+		return;
 	WARN_ON_ONCE(ctx->task && cpuc->task_ctx && cpuc->task_ctx != ctx);
 
 	pmc_ctx_update_time(ctx);
@@ -154,8 +158,6 @@ static void pmc_ctx_call_remote(void *info)
 	}
 	pmc_ctx_update_userpages(ctx->task ? ctx : NULL);
 	args->done = true;
-out:
-	pmc_cpu_unlock(cpuc, task_ctx);
 }
 
 /* Where @ctx is live, or -1; ctx->lock held. */
@@ -185,7 +187,7 @@ int pmc_ctx_call(struct pmc_context *ctx, pmc_ctx_fn fn, void *arg)
 	local_irq_save(flags);
 	if (ctx->task == current ||
 	    (!ctx->task && ctx->cpu == smp_processor_id()))
-		pmc_ctx_call_remote(&args);
+		pmc_ctx_call_here(&args);
 	local_irq_restore(flags);
 	if (args.done)
 		return 0;
@@ -201,7 +203,7 @@ int pmc_ctx_call(struct pmc_context *ctx, pmc_ctx_fn fn, void *arg)
 		}
 		raw_spin_unlock_irqrestore(&ctx->lock, flags);
 
-		smp_call_function_single(cpu, pmc_ctx_call_remote, &args, 1);
+		smp_call_function_single(cpu, pmc_ctx_call_here, &args, 1);
 		if (args.done)
 			return 0;
 		cond_resched();
@@ -304,7 +306,7 @@ void pmc_ctx_unlink(struct pmc_context *ctx, struct pmc_counter *counter)
 	ctx->nr_counters--;
 }
 
-static void __pmc_install(struct pmc_context *ctx, void *arg)
+static void pmc_install_fn(struct pmc_context *ctx, void *arg)
 {
 	struct pmc_counter *counter = arg;
 	struct pmc_counter *leader = counter->leader;
@@ -324,13 +326,13 @@ int pmc_install(struct pmc_counter *counter)
 	lockdep_assert_held(&ctx->mutex);
 	if (ctx->task == PMC_TASK_DEAD)
 		return -ESRCH;
-	ret = pmc_ctx_call(ctx, __pmc_install, counter);
+	ret = pmc_ctx_call(ctx, pmc_install_fn, counter);
 	if (!ret)
 		counter->installed = true;
 	return ret;
 }
 
-static void __pmc_remove(struct pmc_context *ctx, void *arg)
+static void pmc_remove_fn(struct pmc_context *ctx, void *arg)
 {
 	pmc_ctx_unlink(ctx, arg);
 }
@@ -341,7 +343,7 @@ void pmc_remove(struct pmc_counter *counter)
 	struct pmc_context *ctx = counter->ctx;
 
 	guard(mutex)(&ctx->mutex);
-	pmc_ctx_call(ctx, __pmc_remove, counter);
+	pmc_ctx_call(ctx, pmc_remove_fn, counter);
 }
 
 static void pmc_enable_locked(struct pmc_context *ctx,
@@ -393,19 +395,18 @@ void pmc_disable_here(struct pmc_counter *counter)
 
 	lockdep_assert_irqs_disabled();
 	if (ctx == &cpuc->ctx || ctx == task_ctx) {
-		pmc_cpu_lock(cpuc, task_ctx);
+		guard(pmc_cpu_lock)(cpuc, task_ctx);
 		pmc_ctx_update_time(ctx);
 		pmc_disable_locked(ctx, counter);
 		pmc_ctx_update_userpages(ctx->task ? ctx : NULL);
-		pmc_cpu_unlock(cpuc, task_ctx);
 		return;
 	}
-	raw_spin_lock(&ctx->lock);
-	if (pmc_ctx_live_cpu(ctx) < 0)
-		pmc_disable_locked(ctx, counter);
-	else
-		done = false;
-	raw_spin_unlock(&ctx->lock);
+	scoped_guard(raw_spinlock, &ctx->lock) {
+		if (pmc_ctx_live_cpu(ctx) < 0)
+			pmc_disable_locked(ctx, counter);
+		else
+			done = false;
+	}
 	if (!done)
 		schedule_work(&counter->disable_task_work);
 }
@@ -450,19 +451,14 @@ static void pmc_task_switch_each(struct pmc_context *ctx,
 				 void (*fn)(struct pmc_context *ctx,
 					    struct pmc_counter *leader))
 {
-	struct list_head *lists[] = { &ctx->pinned_groups,
-				      &ctx->flexible_groups };
 	struct pmc_counter *leader;
-	int i;
 
-	for (i = 0; i < ARRAY_SIZE(lists); i++)
-		list_for_each_entry(leader, lists[i], group_entry)
-			if (sw->any_owner ||
-			    uid_eq(pmc_counter_owner(leader), sw->uid))
-				fn(ctx, leader);
+	pmc_for_each_group(leader, ctx)
+		if (sw->any_owner || uid_eq(pmc_counter_owner(leader), sw->uid))
+			fn(ctx, leader);
 }
 
-static void __pmc_task_set_enabled(struct pmc_context *ctx, void *arg)
+static void pmc_task_set_enabled_fn(struct pmc_context *ctx, void *arg)
 {
 	const struct pmc_task_switch *sw = arg;
 
@@ -495,7 +491,7 @@ static int pmc_task_set_enabled(bool enable)
 	/* Our own context: exit cannot run under us, no reference needed. */
 	if (!ctx)
 		return 0;
-	pmc_ctx_call(ctx, __pmc_task_set_enabled, &sw);
+	pmc_ctx_call(ctx, pmc_task_set_enabled_fn, &sw);
 
 	guard(mutex)(&ctx->mutex);
 	pmc_set_rotate_disable(ctx, 1);
@@ -517,16 +513,12 @@ int pmc_task_disable(void)
 /* Wake poll() on a dead context's counters: POLLHUP (no SIGIO, as perf). */
 static void pmc_ctx_kick_readers(struct pmc_context *ctx)
 {
-	struct list_head *lists[] = { &ctx->pinned_groups,
-				      &ctx->flexible_groups };
 	struct pmc_counter *leader, *pos;
-	int i;
 
 	lockdep_assert_held(&ctx->mutex);
-	for (i = 0; i < ARRAY_SIZE(lists); i++)
-		list_for_each_entry(leader, lists[i], group_entry)
-			for_each_group_counter(pos, leader)
-				pmc_rb_kick(pos);
+	pmc_for_each_group(leader, ctx)
+		for_each_group_counter(pos, leader)
+			pmc_rb_kick(pos);
 }
 
 /*
@@ -585,15 +577,12 @@ void __pmc_exec_task(struct task_struct *task)
 static int pmc_cpu_online(unsigned int cpu)
 {
 	struct pmc_cpu *cpuc;
-	unsigned long flags;
 
-	local_irq_save(flags);
+	guard(irqsave)();
 	cpuc = this_cpu_ptr(&pmc_cpu);
-	pmc_cpu_lock(cpuc, cpuc->task_ctx);
+	guard(pmc_cpu_lock)(cpuc, cpuc->task_ctx);
 	pmc_ctx_sched_in(&cpuc->ctx);
 	pmc_cpu_resched(cpuc);
-	pmc_cpu_unlock(cpuc, cpuc->task_ctx);
-	local_irq_restore(flags);
 	return 0;
 }
 
@@ -601,10 +590,10 @@ static int pmc_cpu_offline(unsigned int cpu)
 {
 	struct pmc_cpu *cpuc = this_cpu_ptr(&pmc_cpu);
 
-	raw_spin_lock_irq(&cpuc->ctx.lock);
-	pmc_ctx_sched_out(&cpuc->ctx);
-	cpuc->waiting = false;
-	raw_spin_unlock_irq(&cpuc->ctx.lock);
+	scoped_guard(raw_spinlock_irq, &cpuc->ctx.lock) {
+		pmc_ctx_sched_out(&cpuc->ctx);
+		cpuc->waiting = false;
+	}
 	hrtimer_cancel(&cpuc->mux_timer);
 	return 0;
 }

@@ -239,7 +239,8 @@ static void pmc_key_put(void)
 	static_branch_slow_dec_deferred(&pmc_sched_key);
 }
 
-static void __pmc_counter_free(struct pmc_counter *counter)
+/* Free @counter, but not its backend's part: none, or already gone. */
+static void pmc_counter_free_no_pmu(struct pmc_counter *counter)
 {
 	pmc_sample_destroy(counter);
 	pmc_rb_counter_destroy(counter);
@@ -266,7 +267,7 @@ static void pmc_counter_free(struct pmc_counter *counter)
 {
 	if (counter->pmu->destroy)
 		counter->pmu->destroy(counter);
-	__pmc_counter_free(counter);
+	pmc_counter_free_no_pmu(counter);
 }
 
 /* Drop a reference: the file's, or an inherited copy's on its original. */
@@ -314,7 +315,7 @@ struct pmc_counter *pmc_counter_alloc(const struct pmc_attr *attr,
 
 	ret = pmu->init(counter);
 	if (ret) {
-		__pmc_counter_free(counter);
+		pmc_counter_free_no_pmu(counter);
 		return ERR_PTR(ret);
 	}
 	return counter;
@@ -493,7 +494,7 @@ static void pmc_read_values(struct pmc_read_args *args,
 }
 
 /* Gathers the read() values atomically, on the context's live CPU. */
-static void __pmc_read(struct pmc_context *ctx, void *arg)
+static void pmc_read_fn(struct pmc_context *ctx, void *arg)
 {
 	struct pmc_read_args *args = arg;
 	struct pmc_counter *counter = args->counter;
@@ -546,7 +547,7 @@ static ssize_t pmc_read_locked(struct pmc_counter *counter, char __user *buf,
 			return -ENOMEM;
 	}
 	args.values = values ?: on_stack;
-	pmc_ctx_call(counter->ctx, __pmc_read, &args);
+	pmc_ctx_call(counter->ctx, pmc_read_fn, &args);
 	if (args.error)
 		return 0;
 	if (copy_to_user(buf, args.values, size))
@@ -578,7 +579,7 @@ static ssize_t pmc_read(struct file *file, char __user *buf, size_t count,
 	return pmc_read_locked(counter, buf, count);
 }
 
-static void __pmc_reset(struct pmc_context *ctx, void *arg)
+static void pmc_reset_fn(struct pmc_context *ctx, void *arg)
 {
 	struct pmc_counter *counter = arg;
 
@@ -639,7 +640,7 @@ static long pmc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		pmc_flush_disabled(counter);
 		return 0;
 	case PMC_IOC_RESET:
-		pmc_apply_to_children(counter, __pmc_reset, false);
+		pmc_apply_to_children(counter, pmc_reset_fn, false);
 		return 0;
 	case PMC_IOC_REFRESH:
 		return pmc_refresh(counter, arg);
@@ -648,7 +649,7 @@ static long pmc_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	}
 }
 
-static void __pmc_fdinfo(struct pmc_context *ctx, void *arg)
+static void pmc_fdinfo_fn(struct pmc_context *ctx, void *arg)
 {
 	pmc_counter_fold(arg);
 }
@@ -657,7 +658,7 @@ static void pmc_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	struct pmc_counter *counter = file->private_data;
 
-	pmc_ctx_call(counter->ctx, __pmc_fdinfo, counter);
+	pmc_ctx_call(counter->ctx, pmc_fdinfo_fn, counter);
 	seq_printf(m, "pmc-config:\t%#llx\n", counter->attr.config);
 	seq_printf(m, "pmc-state:\t%s\n",
 		   pmc_state_names[counter->state - PMC_STATE_ERROR]);

@@ -29,7 +29,7 @@ static struct pmc_counter *pmc_inherit_counter(struct pmc_counter *parent,
 					       struct pmc_counter *leader,
 					       struct pmc_context *ctx)
 {
-	struct pmc_counter *orig = parent->parent ?: parent;
+	struct pmc_counter *orig = pmc_counter_original(parent);
 	struct pmc_counter *counter;
 
 	counter = pmc_counter_alloc(&parent->attr, parent->pmu, parent->cpu);
@@ -81,43 +81,35 @@ static int pmc_inherit_group(struct pmc_counter *leader,
 /* copy_process(): give @child copies of the inherited groups. */
 int __pmc_inherit_task(struct task_struct *child)
 {
-	struct pmc_context *parent_ctx = current->pmc_ctx, *ctx = NULL;
-	struct list_head *lists[] = { &parent_ctx->pinned_groups,
-				      &parent_ctx->flexible_groups };
+	struct pmc_context *parent_ctx = current->pmc_ctx, *ctx;
 	struct pmc_counter *leader;
-	int i, ret = 0;
+	int ret = 0;
 
 	/* Most tasks with counters inherit none: skip the mutex. */
 	if (!READ_ONCE(parent_ctx->nr_inherit))
 		return 0;
-	mutex_lock(&parent_ctx->mutex);
+	guard(mutex)(&parent_ctx->mutex);
 	if (!parent_ctx->nr_inherit)
-		goto out;
+		return 0;
 	ctx = pmc_task_ctx_alloc(child);
-	if (!ctx) {
-		ret = -ENOMEM;
-		goto out;
-	}
+	if (!ctx)
+		return -ENOMEM;
 	pmc_set_rotate_disable(parent_ctx, 1);
-	for (i = 0; i < ARRAY_SIZE(lists) && !ret; i++) {
-		list_for_each_entry(leader, lists[i], group_entry) {
-			if (!leader->attr.inherit)
-				continue;
-			ret = pmc_inherit_group(leader, ctx);
-			if (ret)
-				break;
-		}
+	pmc_for_each_group(leader, parent_ctx) {
+		if (!leader->attr.inherit)
+			continue;
+		ret = pmc_inherit_group(leader, ctx);
+		if (ret)
+			break;
 	}
 	pmc_set_rotate_disable(parent_ctx, -1);
 	if (ret) {
 		pmc_inherit_exit(ctx, false);
 		pmc_ctx_put(ctx);
-		ctx = NULL;
+		return ret;
 	}
-out:
-	mutex_unlock(&parent_ctx->mutex);
 	child->pmc_ctx = ctx;
-	return ret;
+	return 0;
 }
 
 /* copy_process() failed after __pmc_inherit_task(). */
@@ -209,22 +201,16 @@ static void pmc_inherit_put(struct pmc_counter *counter)
  */
 void pmc_inherit_exit(struct pmc_context *ctx, bool fold)
 {
-	struct list_head *lists[] = { &ctx->pinned_groups,
-				      &ctx->flexible_groups };
 	struct pmc_counter *leader, *ltmp, *pos, *tmp;
-	unsigned long flags;
 	LIST_HEAD(dead);
-	int i;
 
-	raw_spin_lock_irqsave(&ctx->lock, flags);
-	for (i = 0; i < ARRAY_SIZE(lists); i++) {
-		list_for_each_entry_safe(leader, ltmp, lists[i], group_entry) {
+	scoped_guard(raw_spinlock_irqsave, &ctx->lock) {
+		pmc_for_each_group_safe(leader, ltmp, ctx) {
 			/* Only copies lead copies: the task's own stay. */
 			if (leader->parent)
 				pmc_inherit_unlink_group(ctx, leader, &dead);
 		}
 	}
-	raw_spin_unlock_irqrestore(&ctx->lock, flags);
 
 	list_for_each_entry(leader, &dead, group_entry)
 		pmc_inherit_fold_group(leader, fold);

@@ -4,6 +4,40 @@
  *
  * Locking, once for the whole subsystem:
  *
+ * Lock order, outermost first; each lock nests inside the one above it
+ * that is indented less, and the brackets say where it is taken:
+ *
+ *   pmc_context::mutex                       [process]
+ *     pmc_counter::child_mutex, a leader's   [process]
+ *       pmc_counter::child_mutex, a member's [process]
+ *       pmc_context::lock, by pmc_ctx_call()
+ *       pmc_counter::perf.sync_lock          [process]
+ *         perf's own event locks
+ *     task_lock()                            [process]
+ *       pmc_context::lock, CPU context       [IRQs off: see below]
+ *         pmc_context::lock, task context    [IRQs off: see below]
+ *   mmap_lock of an mm                       [process: mmap, munmap]
+ *     pmc_counter::mmap_mutex                [process]
+ *       pmc_context::lock, by pmc_ctx_call()
+ *   rq lock (the scheduler's own)            [context switch, IRQs off]
+ *     pmc_context::lock, CPU context
+ *       pmc_context::lock, task context
+ *         pmc_x86_hold_lock (x86 backend)    [pmu->add/del, IRQs off]
+ *
+ * A context's lock is raw and taken with IRQs off only: in the
+ * scheduler hooks, in hardirq (the IPI of pmc_ctx_call(), the rotation
+ * hrtimer) and in process context. The CPU contexts' locks have a
+ * lockdep class of their own, so that a task context's may nest inside
+ * one (pmc_cpu_lock()). No lock here is taken in NMI context.
+ *
+ * Names of the operations on a context say what the caller holds:
+ * foo_fn() is a pmc_ctx_fn, run by pmc_ctx_call() with the context's
+ * lock held and IRQs off, on the CPU where the context is live, if it
+ * is live anywhere; foo_locked() is the body of foo() for a caller that
+ * already holds the lock foo() would take; and __pmc_foo() is only ever
+ * the out-of-line half of an inline hook pmc_foo() in <linux/pmc.h>,
+ * called once the hook has found work to do.
+ *
  *  - pmc_context::mutex serialises the changes that add or remove
  *    counters of a context (pmc_open(), close(), fork, task exit).
  *    Process context only.
@@ -77,6 +111,28 @@ struct pmc_context {
 
 #define PMC_TASK_DEAD	((struct task_struct *)-1L)
 
+struct pmc_cpu;
+
+/*
+ * pmc_cpu_lock(): this CPU's context, then the task context active on
+ * it, if any. IRQs must already be off. guard(pmc_cpu_lock)(cpuc,
+ * task_ctx) holds both for a scope and drops them in reverse order.
+ */
+void pmc_cpu_lock(struct pmc_cpu *cpuc, struct pmc_context *task_ctx);
+void pmc_cpu_unlock(struct pmc_cpu *cpuc, struct pmc_context *task_ctx);
+
+struct pmc_cpu_locked {
+	struct pmc_cpu *cpuc;
+	struct pmc_context *task_ctx;
+};
+
+DEFINE_CLASS(pmc_cpu_lock, struct pmc_cpu_locked,
+	     pmc_cpu_unlock(_T.cpuc, _T.task_ctx),
+	     ({ pmc_cpu_lock(cpuc, task_ctx);
+		(struct pmc_cpu_locked){ cpuc, task_ctx }; }),
+	     struct pmc_cpu *cpuc, struct pmc_context *task_ctx)
+DEFINE_CLASS_IS_UNCONDITIONAL(pmc_cpu_lock)
+
 /*
  * Per-CPU state, touched only on its own CPU with IRQs off and this
  * CPU's context locked (pmc_cpu_lock()).
@@ -93,6 +149,48 @@ struct pmc_cpu {
 
 DECLARE_PER_CPU(struct pmc_cpu, pmc_cpu);
 
+/*
+ * The original of an inherited copy: the counter with the file, whose
+ * owner, id, buffer and totals the copy's counts and records go to. A
+ * counter that is no copy is its own original.
+ */
+static inline struct pmc_counter *pmc_counter_original(struct pmc_counter *counter)
+{
+	return counter->parent ?: counter;
+}
+
+/*
+ * The group leader after @leader in @ctx, or the first one for NULL:
+ * the pinned groups, then the flexible ones, in the order in which they
+ * go on the PMU. ctx->lock held, or ctx->mutex with the rotation held
+ * off (pmc_set_rotate_disable()).
+ */
+static inline struct pmc_counter *pmc_ctx_next_group(struct pmc_context *ctx,
+						     struct pmc_counter *leader)
+{
+	struct list_head *next;
+
+	next = leader ? leader->group_entry.next : ctx->pinned_groups.next;
+	if (next == &ctx->pinned_groups)
+		next = ctx->flexible_groups.next;
+	if (next == &ctx->flexible_groups)
+		return NULL;
+	return list_entry(next, struct pmc_counter, group_entry);
+}
+
+/* Each group leader of @ctx, pinned then flexible. */
+#define pmc_for_each_group(leader, ctx)					\
+	for (leader = pmc_ctx_next_group(ctx, NULL); leader;		\
+	     leader = pmc_ctx_next_group(ctx, leader))
+
+/* The same, where the body may take @leader off its list. */
+#define pmc_for_each_group_safe(leader, tmp, ctx)			\
+	for (leader = pmc_ctx_next_group(ctx, NULL),			\
+	     tmp = leader ? pmc_ctx_next_group(ctx, leader) : NULL;	\
+	     leader;							\
+	     leader = tmp,						\
+	     tmp = leader ? pmc_ctx_next_group(ctx, leader) : NULL)
+
 static inline bool pmc_is_leader(struct pmc_counter *counter)
 {
 	return counter->leader == counter;
@@ -101,7 +199,7 @@ static inline bool pmc_is_leader(struct pmc_counter *counter)
 /* The user who opened @counter, or its original if it is a copy. */
 static inline kuid_t pmc_counter_owner(struct pmc_counter *counter)
 {
-	return (counter->parent ?: counter)->owner;
+	return pmc_counter_original(counter)->owner;
 }
 
 /* MMAP, MUNMAP or COMM records: the mm and exec hooks must build them. */
@@ -145,8 +243,6 @@ void pmc_ctx_sched_out(struct pmc_context *ctx);
 void pmc_task_ctx_activate(struct pmc_cpu *cpuc, struct pmc_context *ctx);
 void pmc_task_ctx_deactivate(struct pmc_cpu *cpuc, struct pmc_context *ctx);
 void pmc_cpu_resched(struct pmc_cpu *cpuc);
-void pmc_cpu_lock(struct pmc_cpu *cpuc, struct pmc_context *task_ctx);
-void pmc_cpu_unlock(struct pmc_cpu *cpuc, struct pmc_context *task_ctx);
 void pmc_sched_init_cpu(struct pmc_cpu *cpuc);
 
 /* inherit.c */
@@ -165,6 +261,24 @@ struct pmc_rb_part {
 	const void __user *user;
 	u64 *copied;
 };
+
+/*
+ * Page 0 of a mapping is a seqcount for its readers in user space: its
+ * lock is odd while the kernel rewrites the fields after it, and a
+ * reader that saw it odd, or saw it move, reads again. Each page has a
+ * single writer at any time, so a plain increment is enough.
+ */
+static inline void pmc_rb_page_write_begin(struct pmc_mmap_page *up)
+{
+	WRITE_ONCE(up->lock, up->lock + 1);
+	smp_wmb();	/* odd lock before the fields: the reader retries */
+}
+
+static inline void pmc_rb_page_write_end(struct pmc_mmap_page *up)
+{
+	smp_wmb();	/* the fields before the even lock */
+	WRITE_ONCE(up->lock, up->lock + 1);
+}
 
 bool pmc_rb_write(struct pmc_counter *counter, const struct pmc_rb_part *parts,
 		  int nr_parts, bool sample);

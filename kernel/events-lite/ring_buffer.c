@@ -119,12 +119,6 @@ static void pmc_rb_free_rcu(struct rcu_head *head)
 	kfree(rb);
 }
 
-/* The counter whose buffer records of @counter go to. */
-static struct pmc_counter *pmc_rb_owner(struct pmc_counter *counter)
-{
-	return counter->parent ?: counter;
-}
-
 struct pmc_mmap_page *pmc_rb_user_page(struct pmc_ring_buffer *rb)
 {
 	return rb->user_page;
@@ -142,14 +136,12 @@ static void pmc_rb_update_userpage(struct pmc_ring_buffer *rb,
 
 	if (owner->userpage_allowed)
 		return;
-	WRITE_ONCE(up->lock, up->lock + 1);
-	smp_wmb();	/* odd lock before the fields: the reader retries */
+	pmc_rb_page_write_begin(up);
 	up->index = 0;		/* no user-space counter reads: use read() */
 	up->offset = local64_read(&owner->count);
 	up->time_enabled = owner->time_enabled;
 	up->time_running = owner->time_running;
-	smp_wmb();	/* the fields before the even lock */
-	WRITE_ONCE(up->lock, up->lock + 1);
+	pmc_rb_page_write_end(up);
 }
 
 static void pmc_rb_wakeup(struct pmc_counter *owner, struct pmc_ring_buffer *rb)
@@ -173,7 +165,8 @@ static void pmc_rb_wakeup_work(struct irq_work *work)
 
 	wake_up_all(&counter->waitq);
 	if (code)
-		kill_fasync(&pmc_rb_owner(counter)->fasync, SIGIO, code);
+		kill_fasync(&pmc_counter_original(counter)->fasync, SIGIO,
+			    code);
 	pmc_wakeup_took(counter, local_clock() - start);
 }
 
@@ -189,7 +182,7 @@ static void pmc_rb_wakeup_work(struct irq_work *work)
  */
 void pmc_rb_signal(struct pmc_counter *counter, int code)
 {
-	if (!READ_ONCE(pmc_rb_owner(counter)->fasync))
+	if (!READ_ONCE(pmc_counter_original(counter)->fasync))
 		return;
 	WRITE_ONCE(counter->pending_kill, code);
 	irq_work_queue(&counter->wakeup_work);
@@ -416,7 +409,7 @@ static void pmc_rb_output(struct pmc_ring_buffer *rb, struct pmc_counter *owner,
 bool pmc_rb_write(struct pmc_counter *counter, const struct pmc_rb_part *parts,
 		  int nr_parts, bool sample)
 {
-	struct pmc_counter *owner = pmc_rb_owner(counter);
+	struct pmc_counter *owner = pmc_counter_original(counter);
 	struct pmc_ring_buffer *rb;
 	bool wake;
 	u64 len = 0;
@@ -454,7 +447,7 @@ void pmc_rb_lost(struct pmc_counter *counter, u64 nr)
 	struct pmc_ring_buffer *rb;
 
 	rcu_read_lock();
-	rb = rcu_dereference(pmc_rb_owner(counter)->rb);
+	rb = rcu_dereference(pmc_counter_original(counter)->rb);
 	if (rb && rb->size)
 		atomic64_add(nr, &rb->lost);
 	rcu_read_unlock();
@@ -478,7 +471,7 @@ void pmc_rb_flush(struct pmc_counter *counter)
 /* Readers still to be told: the task exited, or a REFRESH ran out. */
 void pmc_rb_kick(struct pmc_counter *counter)
 {
-	struct pmc_counter *owner = pmc_rb_owner(counter);
+	struct pmc_counter *owner = pmc_counter_original(counter);
 	struct pmc_ring_buffer *rb;
 
 	rcu_read_lock();
@@ -645,7 +638,7 @@ int pmc_rb_mmap(struct pmc_counter *counter, struct vm_area_struct *vma)
 	unsigned long pages = vma_pages(vma), data_pages = pages - 1;
 	bool overwrite = !(vma->vm_flags & VM_WRITE);
 	struct pmc_ring_buffer *rb;
-	int ret = 0;
+	int ret;
 
 	/* Page 0 alone (no data pages) is for reading the counter. */
 	if (vma->vm_pgoff || !(vma->vm_flags & VM_SHARED) ||
@@ -653,28 +646,24 @@ int pmc_rb_mmap(struct pmc_counter *counter, struct vm_area_struct *vma)
 			    ilog2(data_pages) > PMC_RB_MAX_ORDER)))
 		return -EINVAL;
 
-	mutex_lock(&counter->mmap_mutex);
+	guard(mutex)(&counter->mmap_mutex);
 	rb = rcu_dereference_protected(counter->rb,
 				       lockdep_is_held(&counter->mmap_mutex));
 	if (rb) {
 		/* Another mapping of the same buffer. */
 		if (rb->size != data_pages * PAGE_SIZE ||
-		    rb->overwrite != overwrite) {
-			ret = -EINVAL;
-			goto out;
-		}
+		    rb->overwrite != overwrite)
+			return -EINVAL;
 	} else {
 		rb = pmc_rb_alloc(data_pages, overwrite);
-		if (IS_ERR(rb)) {
-			ret = PTR_ERR(rb);
-			goto out;
-		}
+		if (IS_ERR(rb))
+			return PTR_ERR(rb);
 	}
 	ret = remap_vmalloc_range(vma, rb->user_page, 0);
 	if (ret) {
 		if (!atomic_read(&rb->mmap_count))
 			pmc_rb_free(rb);
-		goto out;
+		return ret;
 	}
 	/* rdpmc allowed before the page offers it */
 	pmc_userpage_vma_mapped(counter, vma->vm_mm);
@@ -685,7 +674,5 @@ int pmc_rb_mmap(struct pmc_counter *counter, struct vm_area_struct *vma)
 	vm_flags_set(vma, VM_DONTCOPY | VM_DONTEXPAND | VM_DONTDUMP);
 	vma->vm_private_data = rb;
 	vma->vm_ops = &pmc_vm_ops;
-out:
-	mutex_unlock(&counter->mmap_mutex);
-	return ret;
+	return 0;
 }

@@ -617,38 +617,33 @@ static void pmc_side_ids(struct pmc_counter *counter, struct pmc_side *side)
 static void pmc_ctx_side_record(struct pmc_context *ctx,
 				struct pmc_side *side)
 {
-	struct list_head *lists[] = { &ctx->pinned_groups,
-				      &ctx->flexible_groups };
 	struct pmc_event_header *header = side->rec;
 	u16 size = header->size;
 	struct pmc_counter *leader, *pos;
-	int i, nr;
+	int nr;
 
 	lockdep_assert_held(&ctx->lock);
 	if (!ctx->nr_side)
 		return;
-	for (i = 0; i < ARRAY_SIZE(lists); i++) {
-		list_for_each_entry(leader, lists[i], group_entry) {
-			for_each_group_counter(pos, leader) {
-				/*
-				 * Only what the counter would count: enabled,
-				 * and on this CPU if it is bound to one.
-				 */
-				if (!side->wants(pos) ||
-				    pos->state < PMC_STATE_INACTIVE ||
-				    (pos->cpu >= 0 &&
-				     pos->cpu != smp_processor_id()))
-					continue;
-				side->ids(pos, side);
-				/* The time trailer is the part after the rest. */
-				nr = side->nr_parts;
-				header->size = size;
-				if (side->trailer && pos->attr.time_all) {
-					nr++;
-					header->size += sizeof(side->time);
-				}
-				pmc_rb_write(pos, side->parts, nr, false);
+	pmc_for_each_group(leader, ctx) {
+		for_each_group_counter(pos, leader) {
+			/*
+			 * Only what the counter would count: enabled, and on
+			 * this CPU if it is bound to one.
+			 */
+			if (!side->wants(pos) ||
+			    pos->state < PMC_STATE_INACTIVE ||
+			    (pos->cpu >= 0 && pos->cpu != smp_processor_id()))
+				continue;
+			side->ids(pos, side);
+			/* The time trailer is the part after the rest. */
+			nr = side->nr_parts;
+			header->size = size;
+			if (side->trailer && pos->attr.time_all) {
+				nr++;
+				header->size += sizeof(side->time);
 			}
+			pmc_rb_write(pos, side->parts, nr, false);
 		}
 	}
 	header->size = size;

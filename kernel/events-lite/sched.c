@@ -334,9 +334,8 @@ void __pmc_task_sched_out(struct task_struct *prev, struct task_struct *next)
 
 	__pmc_sw_event(PMC_SW_CONTEXT_SWITCHES, 1, NULL, 0);
 	if (ctx) {
-		pmc_cpu_lock(cpuc, ctx);
+		guard(pmc_cpu_lock)(cpuc, ctx);
 		pmc_task_ctx_deactivate(cpuc, ctx);
-		pmc_cpu_unlock(cpuc, ctx);
 	}
 	/*
 	 * After the deactivation, which may put waiting CPU groups on
@@ -354,10 +353,9 @@ void __pmc_task_sched_in(struct task_struct *prev, struct task_struct *task)
 	struct pmc_context *ctx = task->pmc_ctx;
 
 	if (ctx) {
-		pmc_cpu_lock(cpuc, ctx);
+		guard(pmc_cpu_lock)(cpuc, ctx);
 		if (ctx->task == task)
 			pmc_task_ctx_activate(cpuc, ctx);
-		pmc_cpu_unlock(cpuc, ctx);
 	}
 	if (task->pmc_migrated) {
 		task->pmc_migrated = 0;

@@ -262,7 +262,7 @@ static void pmc_log_throttle(struct pmc_counter *counter, u32 type)
 		u64 time;
 	} rec = {
 		.header = { .type = type, .size = sizeof(rec) },
-		.id = (counter->parent ?: counter)->id,
+		.id = pmc_counter_original(counter)->id,
 		.time = ktime_get_mono_fast_ns(),
 	};
 	struct pmc_rb_part part = { .buf = &rec, .len = sizeof(rec) };

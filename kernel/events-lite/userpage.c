@@ -95,8 +95,7 @@ static void pmc_userpage_write(struct pmc_counter *counter,
 	u16 width = 0;
 	u32 index = 0;
 
-	WRITE_ONCE(up->lock, up->lock + 1);
-	smp_wmb();	/* odd lock before the fields: the reader retries */
+	pmc_rb_page_write_begin(up);
 	count = local64_read(&counter->count);
 	if (active && counter->pmu->user_index)
 		index = pmc_userpage_index(counter, &width, &count);
@@ -114,8 +113,7 @@ static void pmc_userpage_write(struct pmc_counter *counter,
 	up->cap_user_time = time;
 	up->cap_user_count_time = time && count_time;
 	up->pmc_width = width;
-	smp_wmb();	/* the fields before the even lock */
-	WRITE_ONCE(up->lock, up->lock + 1);
+	pmc_rb_page_write_end(up);
 }
 
 /*
@@ -158,32 +156,29 @@ void __pmc_userpage_reprogrammed(struct pmc_counter *counter)
 	u32 lock, index;
 	u64 offset;
 
-	rcu_read_lock();
+	guard(rcu)();
 	rb = rcu_dereference(counter->rb);
 	if (!rb)
-		goto out;
+		return;
 	up = pmc_rb_user_page(rb);
 	lock = READ_ONCE(up->lock);
 	if (lock & 1) {
 		/* this CPU's rewrite, interrupted: it runs again */
 		WRITE_ONCE(counter->userpage_redo, true);
-		goto out;
+		return;
 	}
 	if (!READ_ONCE(up->index))
-		goto out;
+		return;
 	index = pmc_userpage_index(counter, &width, &offset);
-	WRITE_ONCE(up->lock, lock + 1);
-	smp_wmb();	/* odd lock before the fields, as in the rewrite */
+	/* even @lock: no rewrite in progress, and none can start here */
+	pmc_rb_page_write_begin(up);
 	up->index = index;
 	up->offset = offset;
 	up->pmc_width = width;
 	up->cap_user_rdpmc = !!index;
 	if (!index)
 		up->cap_user_time = 0;
-	smp_wmb();	/* the fields before the even lock */
-	WRITE_ONCE(up->lock, lock + 2);
-out:
-	rcu_read_unlock();
+	pmc_rb_page_write_end(up);
 }
 
 /* @ctx's mapped pages, after an operation on it; ctx->lock held. */
@@ -197,14 +192,14 @@ void pmc_ctx_update_userpages(struct pmc_context *ctx)
 		pmc_userpage_update(counter);
 }
 
-static void __pmc_userpage_map(struct pmc_context *ctx, void *arg)
+static void pmc_userpage_map_fn(struct pmc_context *ctx, void *arg)
 {
 	struct pmc_counter *counter = arg;
 
 	list_add_tail(&counter->userpage_entry, &ctx->userpages);
 }
 
-static void __pmc_userpage_unmap(struct pmc_context *ctx, void *arg)
+static void pmc_userpage_unmap_fn(struct pmc_context *ctx, void *arg)
 {
 	struct pmc_counter *counter = arg;
 
@@ -237,12 +232,12 @@ void pmc_userpage_vma_unmapped(struct pmc_counter *counter,
 void pmc_userpage_map(struct pmc_counter *counter)
 {
 	if (counter->userpage_allowed)
-		pmc_ctx_call(counter->ctx, __pmc_userpage_map, counter);
+		pmc_ctx_call(counter->ctx, pmc_userpage_map_fn, counter);
 }
 
 /* Its last mapping goes; counter->mmap_mutex held. */
 void pmc_userpage_unmap(struct pmc_counter *counter)
 {
 	if (counter->userpage_allowed)
-		pmc_ctx_call(counter->ctx, __pmc_userpage_unmap, counter);
+		pmc_ctx_call(counter->ctx, pmc_userpage_unmap_fn, counter);
 }

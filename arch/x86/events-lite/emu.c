@@ -64,22 +64,10 @@
 #include <asm/nmi.h>
 
 #include "emu.h"
+#include "emu_rate.h"
 
 #undef MODULE_PARAM_PREFIX
 #define MODULE_PARAM_PREFIX "pmc_emu."
-
-/* Events per microsecond of counting, by generic event. */
-static const u32 pmc_emu_rate[PMC_HW_MAX] = {
-	[PMC_HW_CPU_CYCLES]		= 1000,
-	[PMC_HW_INSTRUCTIONS]		= 500,
-	[PMC_HW_CACHE_REFERENCES]	= 40,
-	[PMC_HW_CACHE_MISSES]		= 4,
-	[PMC_HW_BRANCH_INSTRUCTIONS]	= 100,
-	[PMC_HW_BRANCH_MISSES]		= 5,
-	[PMC_HW_BUS_CYCLES]		= 125,
-};
-
-#define PMC_EMU_RAW_RATE	100	/* any other event select */
 
 #define PMC_EMU_MAX_NS		(10 * NSEC_PER_MSEC)
 #define PMC_EMU_FLOOR_NS	100

@@ -29,6 +29,8 @@
 #include "../kselftest_harness.h"
 #include "pmc_harness.h"
 #include "pmc_ring.h"
+/* The emulated PMU's rates, from arch/x86/events-lite (see Makefile). */
+#include "emu_rate.h"
 
 /* perf registers this PMU when it found counting hardware. */
 
@@ -72,19 +74,6 @@
 #define P6_CYCLES		0x79
 #define P6_FLOPS		0xc1
 #define P6_FP_COMP_OPS		0x10
-
-/* Emulated events per microsecond of counting, by generic event. */
-static const unsigned int emu_rate[PMC_HW_MAX] = {
-	[PMC_HW_CPU_CYCLES]		= 1000,
-	[PMC_HW_INSTRUCTIONS]		= 500,
-	[PMC_HW_CACHE_REFERENCES]	= 40,
-	[PMC_HW_CACHE_MISSES]		= 4,
-	[PMC_HW_BRANCH_INSTRUCTIONS]	= 100,
-	[PMC_HW_BRANCH_MISSES]		= 5,
-	[PMC_HW_BUS_CYCLES]		= 125,
-};
-
-#define EMU_RAW_RATE	100	/* a raw select that no generic event maps to */
 
 /* A counting hardware counter, in kernel mode too where allowed. */
 static void hw_attr(struct pmc_attr *attr, __u64 config, __u32 read_format)
@@ -378,10 +367,11 @@ TEST_F(hw, generic_events)
 			}
 			continue;
 		}
-		burn_at_rate(_metadata, config, SHORT_BURN_NS, emu_rate[id],
-			     10, v);
+		burn_at_rate(_metadata, config, SHORT_BURN_NS,
+			     pmc_emu_rate[id], 10, v);
 		EXPECT_LT(0, v[1]) TH_LOG("%s counted nothing", hw_names[id]);
-		expect_rate(_metadata, hw_names[id], v[1], v[0], emu_rate[id], 10);
+		expect_rate(_metadata, hw_names[id], v[1], v[0],
+			    pmc_emu_rate[id], 10);
 	}
 
 	for (i = 0; i < ARRAY_SIZE(bad_ids); i++) {
@@ -436,14 +426,14 @@ TEST_F(hw, raw_events)
 {
 	static const struct raw_case counting[] = {
 		{ "instructions", SEL_INSTRUCTIONS, 500 },
-		{ "plain raw event", SEL_OTHER, EMU_RAW_RATE },
+		{ "plain raw event", SEL_OTHER, PMC_EMU_RAW_RATE },
 		{ "umask, edge, inv, cmask",
 		  SEL_OTHER | SEL_UMASK(0x12) | SEL_EDGE | SEL_INV | SEL_CMASK(1),
-		  EMU_RAW_RATE },
+		  PMC_EMU_RAW_RATE },
 		{ "AMD event bit 32", SEL_OTHER | SEL_AMD_HI(0x1),
-		  EMU_RAW_RATE, true },
+		  PMC_EMU_RAW_RATE, true },
 		{ "AMD event bits 35:32", SEL_OTHER | SEL_AMD_HI(0xf),
-		  EMU_RAW_RATE, true },
+		  PMC_EMU_RAW_RATE, true },
 	};
 	static const struct raw_case rejected[] = {
 		{ "zero", 0 },
@@ -732,8 +722,8 @@ TEST_F(hw, p6_constraints)
 	dc1 = v1[1] - v0[1];
 	EXPECT_LT(0, d79);
 	EXPECT_LT(0, dc1);
-	EXPECT_TRUE(near(dc1, d79 * EMU_RAW_RATE / emu_rate[PMC_HW_CPU_CYCLES],
-			 10, 2)) {
+	EXPECT_TRUE(near(dc1, d79 * PMC_EMU_RAW_RATE /
+			      pmc_emu_rate[PMC_HW_CPU_CYCLES], 10, 2)) {
 		TH_LOG("0xc1 counted %llu while 0x79 counted %llu",
 		       (unsigned long long)dc1, (unsigned long long)d79);
 	}
