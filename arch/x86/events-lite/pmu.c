@@ -260,19 +260,9 @@ static u64 pmc_x86_update(struct pmc_counter *counter)
 }
 
 /*
- * Program counter @idx to overflow at the end of @counter's period:
- * write minus the events left. The counter first, then prev_count: a
- * read from the NMI in between folds nothing it should not.
- */
-/*
  * The period to program: the sample period, or for a counting counter
  * the longest, so that it folds its count before a wrap.
  */
-static u64 pmc_x86_freq_max_period(void)
-{
-	return pmc_x86_max_period(pmc_x86_model);
-}
-
 static u64 pmc_x86_period(struct pmc_counter *counter)
 {
 	u64 max = pmc_x86_max_period(pmc_x86_model);
@@ -281,6 +271,17 @@ static u64 pmc_x86_period(struct pmc_counter *counter)
 					  max;
 }
 
+/* The longest period the model's counters hold, for attr.freq. */
+static u64 pmc_x86_freq_max_period(void)
+{
+	return pmc_x86_max_period(pmc_x86_model);
+}
+
+/*
+ * Program counter @idx to overflow at the end of @counter's period:
+ * write minus the events left. The counter first, then prev_count: a
+ * read from the NMI in between folds nothing it should not.
+ */
 static void pmc_x86_set_period(struct pmc_counter *counter, int idx)
 {
 	const struct pmc_x86_model *model = pmc_x86_model;
