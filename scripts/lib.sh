@@ -35,6 +35,11 @@ die() { log "error: $*"; exit 1; }
 # boot arguments of a guest that runs them.
 LEAK_ARGS="slab_debug=FZPU,pmc_counter,pmc_context"
 
+# The series' patches, in the order they apply, without the cover letters.
+patch_files() {
+	ls "$TOP"/patches/*/*.patch | grep -v 0000-cover-letter
+}
+
 # tap_totals LOG: add up the kselftest "# Totals:" lines of a guest log.
 # Prints: passed failed skipped parts (errors count as failures).
 tap_totals() {
