@@ -1517,17 +1517,23 @@ TEST_F(hostile, side_records_only_when_counting)
 }
 
 /*
- * One user's storm costs another user's sampler nothing: root's 1 kHz
- * cpu-clock on CPU 0 keeps at least 95% of its samples while uid 65534
- * on that CPU faults under 1024 page-fault samplers at a period of 1,
- * or spins under 64 task-clocks at the shortest period, or both, each
- * overflow a sample with a call chain, at the default sysctls.
- * Throttling counts each counter's own rate, so the storm is stopped by
- * the time bound, whose share it spends; page faults sample with
- * interrupts on, and all of a CPU's clocks share one timer that fires
- * them in the order their periods end, so root's timer is not late.
+ * One user's storm costs another user's samplers nothing they could
+ * keep: while uid 65534 on CPU 0 faults under 1024 page-fault samplers
+ * at a period of 1, or spins under 64 task-clocks at the shortest
+ * period, or both, each overflow a sample with a call chain, at the
+ * default sysctls, root's cpu-clock samplers of CPU 0 are never
+ * throttled, and account for every period. Throttling counts each
+ * counter's own rate, so the storm is stopped by the time bound, whose
+ * share it spends; page faults sample with interrupts on, and all of a
+ * CPU's clocks share one timer that fires them in the order their
+ * periods end. What the storm can still cost root is a wait behind the
+ * samples due before root's in one tick, which the time bound keeps to
+ * its share of the tick plus an overflow per counter: a period of four
+ * ticks loses nothing to it. (A 1 kHz sampler's period is shorter than
+ * that wait on a debug kernel, and it loses a few periods in a hundred,
+ * reported as lost.)
  */
-#define STORM_PERIOD		NSEC_PER_MSEC		/* root's sampler */
+#define STORM_PERIOD		NSEC_PER_MSEC		/* root's 1 kHz sampler */
 #define STORM_NS		(1000 * NSEC_PER_MSEC)
 #define STORM_COUNTERS		1024
 #define STORM_PAGES		16
@@ -1633,45 +1639,87 @@ static int clock_and_fault_storm(void *arg)
  * throttled. The storm reports its own overflows, at least ten for each
  * of root's periods, or it is no storm.
  */
+/* The kernel's tick, the resolution of its coarse clocks. */
+static __u64 tick_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &ts))
+		return 0;
+	return timespec_ns(&ts);
+}
+
+/* One of root's cpu-clock samplers of CPU 0, and what it took. */
+struct root_sampler {
+	__u64 period, periods;
+	struct ring_tally t;
+	struct pmc_ring r;
+	int fd;
+};
+
+static void root_sampler_open(struct __test_metadata *_metadata,
+			      struct root_sampler *s, __u64 period)
+{
+	struct pmc_attr attr;
+
+	memset(s, 0, sizeof(*s));
+	s->period = period;
+	pmc_sw_attr(&attr, PMC_SW_CPU_CLOCK, 0);
+	attr.irq_period = period;
+	attr.record_type = PMC_RECORD_IP;
+	attr.disabled = 1;
+	s->fd = counter_open(_metadata, &attr, -1, 0, -1);
+	ring_map(_metadata, &s->r, s->fd, 64, true);
+}
+
+/* Disabled: its periods (count / period) and its ring's tally. */
+static void root_sampler_close(struct __test_metadata *_metadata,
+			       struct root_sampler *s)
+{
+	struct pmc_reading rd;
+
+	counter_ioctl(_metadata, s->fd, PMC_IOC_DISABLE);
+	ASSERT_EQ(0, pmc_read(s->fd, 0, &rd));
+	s->periods = rd.value / s->period;
+	ring_tally(_metadata, &s->r, &s->t);
+	ring_unmap(&s->r);
+	close(s->fd);
+	TH_LOG("root's %llu us sampler: %llu samples, %llu lost, %u throttles in %llu periods",
+	       (unsigned long long)s->period / NSEC_PER_USEC,
+	       (unsigned long long)s->t.samples,
+	       (unsigned long long)s->t.lost, s->t.throttles,
+	       (unsigned long long)s->periods);
+	EXPECT_EQ(0, s->t.throttles);
+	/* Every period that ended is a sample or counted lost. */
+	EXPECT_LE(s->periods, s->t.samples + s->t.lost + 1);
+}
+
 static void storm_spares_root(struct __test_metadata *_metadata,
 			      int (*storm_fn)(void *), const char *what)
 {
-	struct ring_tally t = { };
+	struct root_sampler fast, slow;
 	long long overflows = -1;
-	struct pmc_reading rd;
-	struct pmc_attr attr;
-	struct pmc_ring r;
-	int fd, report[2];
-	__u64 periods;
+	int report[2];
 
+	ASSERT_LT(0, tick_ns());
 	ASSERT_EQ(0, pipe(report));
-	pmc_sw_attr(&attr, PMC_SW_CPU_CLOCK, 0);
-	attr.irq_period = STORM_PERIOD;
-	attr.record_type = PMC_RECORD_IP;
-	attr.disabled = 1;
-	fd = counter_open(_metadata, &attr, -1, 0, -1);
-	ring_map(_metadata, &r, fd, 64, true);
-	counter_ioctl(_metadata, fd, PMC_IOC_ENABLE);
+	root_sampler_open(_metadata, &fast, STORM_PERIOD);
+	root_sampler_open(_metadata, &slow, 4 * tick_ns());
+	counter_ioctl(_metadata, fast.fd, PMC_IOC_ENABLE);
+	counter_ioctl(_metadata, slow.fd, PMC_IOC_ENABLE);
 	ASSERT_EQ(0, reap(_metadata, spawn(_metadata, storm_fn, &report[1]),
 			  NULL));
-	counter_ioctl(_metadata, fd, PMC_IOC_DISABLE);
-	ASSERT_EQ(0, pmc_read(fd, 0, &rd));
+	root_sampler_close(_metadata, &fast);
+	root_sampler_close(_metadata, &slow);
 	ASSERT_EQ(sizeof(overflows),
 		  read(report[0], &overflows, sizeof(overflows)));
 	close(report[0]);
 	close(report[1]);
-	ring_tally(_metadata, &r, &t);
-	ring_unmap(&r);
-	close(fd);
 
-	periods = rd.value / STORM_PERIOD;
-	TH_LOG("root's sampler: %llu samples, %llu lost, %u throttles in %llu periods; uid %d's %s: %lld overflows",
-	       (unsigned long long)t.samples, (unsigned long long)t.lost,
-	       t.throttles, (unsigned long long)periods, NOBODY, what,
-	       overflows);
-	ASSERT_LT(10 * periods, (__u64)overflows);
-	EXPECT_EQ(0, t.throttles);
-	EXPECT_LE(periods * 95 / 100, t.samples);
+	TH_LOG("uid %d's %s: %lld overflows", NOBODY, what, overflows);
+	ASSERT_LT(10 * fast.periods, (__u64)overflows);
+	EXPECT_EQ(0, slow.t.lost);
+	EXPECT_LE(slow.periods, slow.t.samples + 1);
 }
 
 TEST_F_TIMEOUT(hostile, page_fault_storm_spares_root, 120)
