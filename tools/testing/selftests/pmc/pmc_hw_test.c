@@ -32,8 +32,6 @@
 /* The emulated PMU's rates, from arch/x86/events-lite (see Makefile). */
 #include "emu_rate.h"
 
-/* perf registers this PMU when it found counting hardware. */
-
 /* CPU time burnt by the tests: short where a count only has to move. */
 #define SHORT_BURN_NS	(20 * NSEC_PER_MSEC)
 #define BURN_NS		(100 * NSEC_PER_MSEC)

@@ -1457,9 +1457,9 @@ static void consume_pass(struct __test_metadata *_metadata,
  * pmc_emu=p6, where the second pass wrote no record and DISABLE wrote
  * the LOST record of both passes. A reader's tally includes that pass.
  */
-static void consume_twice(struct __test_metadata *_metadata, int fd, bool rw,
-			  size_t nr, size_t nr2, struct pmc_ring *r,
-			  size_t *passed)
+static void consume_in_passes(struct __test_metadata *_metadata, int fd,
+			      bool rw, size_t nr, size_t nr2,
+			      struct pmc_ring *r, size_t *passed)
 {
 	char *region = fresh_pages(_metadata, nr + nr2);
 	size_t before;
@@ -1494,7 +1494,7 @@ TEST_F(sample, libpmc_reader_modes)
 	int fd;
 
 	fd = sampler_open(_metadata, PMC_SW_PAGE_FAULTS, 1, REC_FAULT, 0, true);
-	consume_twice(_metadata, fd, true, nr, nr2, &r, &passed);
+	consume_in_passes(_metadata, fd, true, nr, nr2, &r, &passed);
 	EXPECT_EQ(r.tail, r.page->data_tail);
 	EXPECT_EQ(r.tail, pmc_ring_data_head(&r));
 	EXPECT_LT(0, r.lost);
@@ -1509,7 +1509,7 @@ TEST_F(sample, libpmc_reader_modes)
 
 	passed = 0;
 	fd = sampler_open(_metadata, PMC_SW_PAGE_FAULTS, 1, REC_FAULT, 0, true);
-	consume_twice(_metadata, fd, false, nr, nr2, &r, &passed);
+	consume_in_passes(_metadata, fd, false, nr, nr2, &r, &passed);
 	head = pmc_ring_data_head(&r);
 	EXPECT_EQ(0, r.page->data_tail);
 	EXPECT_EQ(head, r.tail);
