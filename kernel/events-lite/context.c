@@ -427,11 +427,8 @@ void pmc_counter_sync_enabled(struct pmc_counter *counter)
 /* Stop the flexible list's rotation while ctx->mutex holders walk it. */
 void pmc_set_rotate_disable(struct pmc_context *ctx, int delta)
 {
-	unsigned long flags;
-
-	raw_spin_lock_irqsave(&ctx->lock, flags);
+	guard(raw_spinlock_irqsave)(&ctx->lock);
 	ctx->rotate_disable += delta;
-	raw_spin_unlock_irqrestore(&ctx->lock, flags);
 }
 
 void pmc_disable(struct pmc_counter *counter)

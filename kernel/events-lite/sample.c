@@ -369,9 +369,8 @@ static void pmc_freq_adapt(struct pmc_counter *counter)
 	u64 target = NSEC_PER_SEC / counter->attr.irq_period;
 	u64 period = counter->period, max = PMC_FREQ_MAX_PERIOD;
 	u64 ran, took, next;
-	unsigned long flags;
 
-	local_irq_save(flags);
+	guard(irqsave)();
 	ran = counter->freq_ran + local_clock() - counter->freq_on;
 	took = ran - counter->freq_stamp;
 	counter->freq_stamp = ran;
@@ -391,7 +390,6 @@ static void pmc_freq_adapt(struct pmc_counter *counter)
 		counter->period = clamp_t(u64, next,
 					  min(max_t(u64, period / 8, 1), max), max);
 	}
-	local_irq_restore(flags);
 }
 
 /* The running time freq_adapt measures: at sched in and out. */
@@ -657,25 +655,21 @@ static void pmc_side_record(struct pmc_side *side)
 {
 	struct pmc_context *ctx = current->pmc_ctx;
 	struct pmc_context *cpu_ctx;
-	unsigned long flags;
 
 	if (!side->ids)
 		side->ids = pmc_side_ids;
 	side->parts[side->nr_parts] =
 		(struct pmc_rb_part){ &side->time, sizeof(side->time) };
-	local_irq_save(flags);
+	guard(irqsave)();
 	side->time = ktime_get_mono_fast_ns();
 	if (ctx) {
-		raw_spin_lock(&ctx->lock);
+		guard(raw_spinlock)(&ctx->lock);
 		pmc_ctx_side_record(ctx, side);
-		raw_spin_unlock(&ctx->lock);
 	}
 	cpu_ctx = &this_cpu_ptr(&pmc_cpu)->ctx;
-	raw_spin_lock(&cpu_ctx->lock);
+	guard(raw_spinlock)(&cpu_ctx->lock);
 	if (cpu_ctx->is_active)
 		pmc_ctx_side_record(cpu_ctx, side);
-	raw_spin_unlock(&cpu_ctx->lock);
-	local_irq_restore(flags);
 }
 
 /* Does any counter that sees current want side records? A hint. */

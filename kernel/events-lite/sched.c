@@ -320,11 +320,10 @@ static void pmc_cpu_idle_switch(struct pmc_cpu *cpuc, bool idle)
 {
 	struct pmc_context *ctx = &cpuc->ctx;
 
-	raw_spin_lock(&ctx->lock);
+	guard(raw_spinlock)(&ctx->lock);
 	pmc_ctx_update_time(ctx);
 	pmc_groups_idle_switch(&ctx->pinned_groups, idle);
 	pmc_groups_idle_switch(&ctx->flexible_groups, idle);
-	raw_spin_unlock(&ctx->lock);
 }
 
 void __pmc_task_sched_out(struct task_struct *prev, struct task_struct *next)

@@ -165,12 +165,12 @@ static u64 pmc_counter_took(struct pmc_counter *counter, u64 ns)
 /* Add @ns, as @counter's average says, to this CPU's tick and its owner. */
 static void pmc_charge(struct pmc_counter *counter, u64 ns)
 {
-	unsigned long now = jiffies, flags;
+	unsigned long now = jiffies;
 	struct pmc_owner_slot *slot;
 	struct pmc_budget *budget;
 
 	/* Process context too: a hardirq's overflow must not interleave. */
-	local_irq_save(flags);
+	guard(irqsave)();
 	ns = pmc_counter_took(counter, ns);
 	budget = pmc_budget_now(now);
 	budget->ns += ns;
@@ -179,7 +179,6 @@ static void pmc_charge(struct pmc_counter *counter, u64 ns)
 	if (slot)
 		slot->val += ns;
 	*pmc_counter_tick_ns(counter, now) += ns;
-	local_irq_restore(flags);
 }
 
 /**
@@ -223,22 +222,17 @@ bool pmc_owner_over_time(struct pmc_counter *counter, unsigned long now)
 	u64 limit = pmc_budget_limit(), spent;
 	struct pmc_owner_slot *slot;
 	struct pmc_budget *budget;
-	unsigned long flags;
-	bool over = false;
 
 	if (!limit)
 		return false;
-	local_irq_save(flags);
+	guard(irqsave)();
 	budget = pmc_budget_now(now);
-	if (budget->ns >= limit) {
-		slot = pmc_owner_slot(budget->owners, &budget->nr_owners,
-				      PMC_BUDGET_OWNERS,
-				      pmc_counter_owner(counter), 0);
-		spent = slot ? slot->val : *pmc_counter_tick_ns(counter, now);
-		over = spent >= div_u64(limit, budget->nr_owners);
-	}
-	local_irq_restore(flags);
-	return over;
+	if (budget->ns < limit)
+		return false;
+	slot = pmc_owner_slot(budget->owners, &budget->nr_owners,
+			      PMC_BUDGET_OWNERS, pmc_counter_owner(counter), 0);
+	spent = slot ? slot->val : *pmc_counter_tick_ns(counter, now);
+	return spent >= div_u64(limit, budget->nr_owners);
 }
 
 /* Only overflows that interrupt are stopped by the time bound (see top). */

@@ -168,15 +168,14 @@ static bool pmc_emu_counting(struct pmc_emu_cpu *e, int slot)
 unsigned long pmc_emu_stale_here(void)
 {
 	struct pmc_emu_cpu *e;
-	unsigned long flags, stale = 0;
+	unsigned long stale = 0;
 	int idx;
 
-	local_irq_save(flags);
+	guard(irqsave)();
 	e = this_cpu_ptr(&pmc_emu_cpu);
 	for (idx = 0; idx < pmc_emu_model->nr_counters; idx++)
 		if (e->ctr[idx] && !pmc_emu_counting(e, idx))
 			stale |= BIT(idx);
-	local_irq_restore(flags);
 	return stale;
 }
 
