@@ -175,7 +175,6 @@ static int pmc_ctx_live_cpu(struct pmc_context *ctx)
 int pmc_ctx_call(struct pmc_context *ctx, pmc_ctx_fn fn, void *arg)
 {
 	struct pmc_ctx_call_args args = { .ctx = ctx, .fn = fn, .arg = arg };
-	unsigned long flags;
 	int cpu;
 
 	might_sleep();
@@ -184,24 +183,23 @@ int pmc_ctx_call(struct pmc_context *ctx, pmc_ctx_fn fn, void *arg)
 	 * Our own task's context, or this CPU's: with IRQs off nothing can
 	 * move it, so run the handler here and save the IPI machinery.
 	 */
-	local_irq_save(flags);
-	if (ctx->task == current ||
-	    (!ctx->task && ctx->cpu == smp_processor_id()))
-		pmc_ctx_call_here(&args);
-	local_irq_restore(flags);
+	scoped_guard(irqsave) {
+		if (ctx->task == current ||
+		    (!ctx->task && ctx->cpu == smp_processor_id()))
+			pmc_ctx_call_here(&args);
+	}
 	if (args.done)
 		return 0;
 
 	for (;;) {
-		raw_spin_lock_irqsave(&ctx->lock, flags);
-		cpu = pmc_ctx_live_cpu(ctx);
-		if (cpu < 0) {
-			fn(ctx, arg);
-			pmc_ctx_update_userpages(ctx->task ? ctx : NULL);
-			raw_spin_unlock_irqrestore(&ctx->lock, flags);
-			return 0;
+		scoped_guard(raw_spinlock_irqsave, &ctx->lock) {
+			cpu = pmc_ctx_live_cpu(ctx);
+			if (cpu < 0) {
+				fn(ctx, arg);
+				pmc_ctx_update_userpages(ctx->task ? ctx : NULL);
+				return 0;
+			}
 		}
-		raw_spin_unlock_irqrestore(&ctx->lock, flags);
 
 		smp_call_function_single(cpu, pmc_ctx_call_here, &args, 1);
 		if (args.done)
@@ -530,32 +528,29 @@ static void pmc_task_detach(struct task_struct *task, bool exiting)
 {
 	struct pmc_context *ctx;
 	struct pmc_cpu *cpuc;
-	unsigned long flags;
 
 	/* No context can be installed once pmc_exited is set. */
-	task_lock(task);
-	if (exiting)
-		task->pmc_exited = 1;
-	ctx = task->pmc_ctx;
-	task_unlock(task);
+	scoped_guard(task_lock, task) {
+		if (exiting)
+			task->pmc_exited = 1;
+		ctx = task->pmc_ctx;
+	}
 	if (!ctx)
 		return;
 
-	mutex_lock(&ctx->mutex);
-	task_lock(task);
-	local_irq_save(flags);
-	cpuc = this_cpu_ptr(&pmc_cpu);
-	pmc_cpu_lock(cpuc, ctx);
-	pmc_ctx_update_time(&cpuc->ctx);
-	pmc_task_ctx_deactivate(cpuc, ctx);
-	ctx->task = PMC_TASK_DEAD;
-	WRITE_ONCE(task->pmc_ctx, NULL);
-	pmc_cpu_unlock(cpuc, ctx);
-	local_irq_restore(flags);
-	task_unlock(task);
-	pmc_inherit_exit(ctx, true);
-	pmc_ctx_kick_readers(ctx);
-	mutex_unlock(&ctx->mutex);
+	scoped_guard(mutex, &ctx->mutex) {
+		scoped_guard(task_lock, task) {
+			guard(irqsave)();
+			cpuc = this_cpu_ptr(&pmc_cpu);
+			guard(pmc_cpu_lock)(cpuc, ctx);
+			pmc_ctx_update_time(&cpuc->ctx);
+			pmc_task_ctx_deactivate(cpuc, ctx);
+			ctx->task = PMC_TASK_DEAD;
+			WRITE_ONCE(task->pmc_ctx, NULL);
+		}
+		pmc_inherit_exit(ctx, true);
+		pmc_ctx_kick_readers(ctx);
+	}
 	pmc_ctx_put(ctx);
 }
 

@@ -146,6 +146,10 @@ static void pmc_inherit_fold(struct pmc_counter *counter, bool fold)
 	}
 }
 
+/* A member's child_mutex, taken under its leader's (same lock class). */
+DEFINE_GUARD(pmc_mutex_nested, struct mutex *,
+	     mutex_lock_nested(_T, SINGLE_DEPTH_NESTING), mutex_unlock(_T))
+
 /* A dead copied group, members on its sibling list: one step for read(). */
 static void pmc_inherit_fold_group(struct pmc_counter *leader, bool fold)
 {
@@ -154,10 +158,8 @@ static void pmc_inherit_fold_group(struct pmc_counter *leader, bool fold)
 	guard(mutex)(&leader->parent->child_mutex);
 	pmc_inherit_fold(leader, fold);
 	list_for_each_entry(pos, &leader->siblings, group_entry) {
-		mutex_lock_nested(&pos->parent->child_mutex,
-				  SINGLE_DEPTH_NESTING);
-		pmc_inherit_fold(pos, fold);
-		mutex_unlock(&pos->parent->child_mutex);
+		scoped_guard(pmc_mutex_nested, &pos->parent->child_mutex)
+			pmc_inherit_fold(pos, fold);
 	}
 }
 

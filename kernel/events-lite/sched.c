@@ -373,7 +373,7 @@ static enum hrtimer_restart pmc_mux_tick(struct hrtimer *timer)
 	struct pmc_context *task_ctx = cpuc->task_ctx;
 	u32 ms;
 
-	pmc_cpu_lock(cpuc, task_ctx);
+	guard(pmc_cpu_lock)(cpuc, task_ctx);
 	if (cpuc->waiting) {
 		pmc_ctx_update_time(&cpuc->ctx);
 		pmc_groups_out(&cpuc->ctx, false);
@@ -389,7 +389,6 @@ static enum hrtimer_restart pmc_mux_tick(struct hrtimer *timer)
 		pmc_groups_in(cpuc, task_ctx, false);
 		pmc_ctx_update_userpages(task_ctx);
 	}
-	pmc_cpu_unlock(cpuc, task_ctx);
 
 	if (!cpuc->waiting)
 		return HRTIMER_NORESTART;
