@@ -279,9 +279,8 @@ static void pmc_sample(struct pmc_counter *counter, struct pt_regs *regs,
 	struct pmc_rb_part parts[3] = { };
 	struct pt_regs *uregs = NULL;
 	u64 *buf, *p, abi, stack = 0, dyn_size = 0;
-	unsigned long flags;
 
-	local_irq_save(flags);
+	guard(irqsave)();
 	buf = this_cpu_ptr(&pmc_sample_bufs[interrupt_context_level()])->words;
 	header = (struct pmc_event_header *)buf;
 	p = buf + 1;
@@ -342,10 +341,8 @@ static void pmc_sample(struct pmc_counter *counter, struct pt_regs *regs,
 		header->size += stack + sizeof(dyn_size);
 	}
 	pmc_rb_write(counter, parts, stack ? 3 : 1, true);
-	local_irq_restore(flags);
 	return;
 lost:
-	local_irq_restore(flags);
 	pmc_rb_lost(counter, 1);
 }
 
