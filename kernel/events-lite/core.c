@@ -225,9 +225,9 @@ static int pmc_check_leader(struct pmc_counter *counter,
 
 /*
  * pmc_sched_key is held by every counter attached to a context. It is
- * taken just before the context, after everything that can fail for
- * the caller's own reasons, and dropped late (deferred): failed opens
- * and open/close loops do not patch the hooks in and out.
+ * taken just before the context, after the checks of the caller's
+ * arguments and rights, and dropped late (deferred): failed opens and
+ * open/close loops do not patch the hooks in and out.
  */
 static void pmc_key_get(void)
 {
