@@ -1633,12 +1633,6 @@ static int clock_and_fault_storm(void *arg)
 	return storm(*(int *)arg, STORM_CLOCKS, STORM_COUNTERS);
 }
 
-/*
- * Root's 1 kHz cpu-clock sampler of CPU 0 while @storm_fn runs there as
- * uid 65534: it keeps 95% of its periods' samples and is never
- * throttled. The storm reports its own overflows, at least ten for each
- * of root's periods, or it is no storm.
- */
 /* The kernel's tick, the resolution of its coarse clocks. */
 static __u64 tick_ns(void)
 {
@@ -1694,17 +1688,25 @@ static void root_sampler_close(struct __test_metadata *_metadata,
 	EXPECT_LE(s->periods, s->t.samples + s->t.lost + 1);
 }
 
+/*
+ * Root's cpu-clock samplers of CPU 0, at 1 kHz and at four ticks, while
+ * @storm_fn runs there as uid 65534: neither is throttled, each accounts
+ * for every period, and the four-tick one loses none (see STORM_PERIOD).
+ * The storm reports its own overflows, at least ten for each of the
+ * 1 kHz sampler's periods, or it is no storm.
+ */
 static void storm_spares_root(struct __test_metadata *_metadata,
 			      int (*storm_fn)(void *), const char *what)
 {
 	struct root_sampler fast, slow;
 	long long overflows = -1;
+	__u64 tick = tick_ns();
 	int report[2];
 
-	ASSERT_LT(0, tick_ns());
+	ASSERT_LT(0, tick);
 	ASSERT_EQ(0, pipe(report));
 	root_sampler_open(_metadata, &fast, STORM_PERIOD);
-	root_sampler_open(_metadata, &slow, 4 * tick_ns());
+	root_sampler_open(_metadata, &slow, 4 * tick);
 	counter_ioctl(_metadata, fast.fd, PMC_IOC_ENABLE);
 	counter_ioctl(_metadata, slow.fd, PMC_IOC_ENABLE);
 	ASSERT_EQ(0, reap(_metadata, spawn(_metadata, storm_fn, &report[1]),
